@@ -1,0 +1,46 @@
+//===- ParcAttrs.td - parc dialect attributes --------------*- tablegen -*-===//
+
+#ifndef PARC_IR_PARCATTRS_TD
+#define PARC_IR_PARCATTRS_TD
+
+include "parc/IR/ParcBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Parc_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "how gelu evaluates the Gaussian CDF", [
+      I32EnumAttrCase<"Erf", 0, "erf">,
+      I32EnumAttrCase<"Tanh", 1, "tanh">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::parc";
+}
+def Parc_GeluApproximationAttr
+    : EnumAttr<Parc_Dialect, Parc_GeluApproximation, "gelu_approximation">;
+
+def Parc_InitDistribution : I32EnumAttr<"InitDistribution",
+    "distribution of deterministic initial values", [
+      I32EnumAttrCase<"Normal", 0, "normal">,
+      I32EnumAttrCase<"Uniform", 1, "uniform">,
+      I32EnumAttrCase<"Constant", 2, "constant">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::parc";
+}
+
+def Parc_InitAttr : AttrDef<Parc_Dialect, "Init"> {
+  let mnemonic = "init";
+  let summary = "how a model argument is initialized when no file gives it";
+  let description = [{
+    `#parc.init<normal(mean, std)>`, `#parc.init<uniform(low, high)>` (integer
+    tensors take the floor, so `uniform(0, 50257)` draws token ids) or
+    `#parc.init<constant(value)>`. The values come from the counter-based
+    generator documented in docs/initialization.md.
+  }];
+  let parameters = (ins "InitDistribution":$distribution,
+                        APFloatParameter<"mean, low or value">:$first,
+                        APFloatParameter<"std or high">:$second);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+#endif // PARC_IR_PARCATTRS_TD

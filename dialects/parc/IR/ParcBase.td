@@ -1,0 +1,44 @@
+//===- ParcBase.td - parc graph dialect definition ---------*- tablegen -*-===//
+//
+// The `parc` dialect holds the tensor ops of a model graph: one op is one
+// library kernel. Ops work on builtin ranked tensors with static shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_IR_PARCBASE_TD
+#define PARC_IR_PARCBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Parc_Dialect : Dialect {
+  let name = "parc";
+  let cppNamespace = "::mlir::parc";
+  let summary = "Tensor graph ops of models, the input of parc's parallelizer";
+  let description = [{
+    A model is a `func.func` whose arguments carry `parc.role` (`param`,
+    `input`, `label`) and a unique `parc.name`. Its body is made of `parc`
+    ops on ranked tensors with static shapes.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+  let extraClassDeclaration = [{
+    /// Names of the argument and result attributes of the model convention.
+    static constexpr ::llvm::StringLiteral kRoleAttrName = "parc.role";
+    static constexpr ::llvm::StringLiteral kNameAttrName = "parc.name";
+    static constexpr ::llvm::StringLiteral kInitAttrName = "parc.init";
+
+  private:
+    void registerAttributes();
+  public:
+  }];
+}
+
+def Parc_FloatElement : AnyTypeOf<[F32, BF16, F16]>;
+def Parc_IntElement : AnyTypeOf<[I32, I64]>;
+
+def Parc_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
+def Parc_IntTensor : StaticShapeTensorOf<[I32, I64]>;
+def Parc_AnyTensor : StaticShapeTensorOf<[F32, BF16, F16, I32, I64]>;
+
+#endif // PARC_IR_PARCBASE_TD

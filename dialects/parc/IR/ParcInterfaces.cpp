@@ -1,0 +1,5 @@
+//===- ParcInterfaces.cpp - interfaces of parc ops ------------------------===//
+
+#include "parc/IR/ParcInterfaces.h"
+
+#include "parc/IR/ParcInterfaces.cpp.inc"

@@ -1,0 +1,574 @@
+//===- ParcOps.cpp - shape rules, verifiers and FLOP counts of parc ops ---===//
+//
+// Result types are computed in inferReturnTypes, which also reports every
+// malformed combination of operands: the message names the op, the operand,
+// the dimension and the sizes involved.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/IR/ParcOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+namespace {
+
+/// Emits "'<op>' op <message>" at `loc` when inference runs with a location.
+template <typename OpT, typename... Args>
+LogicalResult shapeError(std::optional<Location> loc, const char *format,
+                         Args &&...args) {
+  return emitOptionalError(
+      loc, "'", OpT::getOperationName(), "' op ",
+      llvm::formatv(format, std::forward<Args>(args)...).str());
+}
+
+/// The static ranked tensor type of an operand; ODS constraints guarantee it
+/// for verified ops, but inference also runs on ops still being parsed.
+template <typename OpT>
+FailureOr<RankedTensorType> tensorOperand(std::optional<Location> loc,
+                                          Value value, StringRef name) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return shapeError<OpT>(loc, "operand '{0}' must be a static-shape tensor",
+                           name);
+  return type;
+}
+
+template <typename OpT>
+LogicalResult sameElementType(std::optional<Location> loc,
+                              RankedTensorType first, StringRef firstName,
+                              RankedTensorType second, StringRef secondName) {
+  if (first.getElementType() == second.getElementType())
+    return success();
+  std::string firstType, secondType;
+  llvm::raw_string_ostream(firstType) << first.getElementType();
+  llvm::raw_string_ostream(secondType) << second.getElementType();
+  return shapeError<OpT>(loc,
+                         "element type of '{0}' ({1}) differs from '{2}' ({3})",
+                         firstName, firstType, secondName, secondType);
+}
+
+/// numpy broadcasting: shapes align at their last dimension; a dimension of
+/// size 1 stretches to the other size.
+template <typename OpT>
+FailureOr<SmallVector<int64_t>>
+broadcastShapes(std::optional<Location> loc, ArrayRef<int64_t> lhs,
+                StringRef lhsName, ArrayRef<int64_t> rhs, StringRef rhsName) {
+  size_t rank = std::max(lhs.size(), rhs.size());
+  SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // i counts from the last dimension.
+    int64_t lhsDim = i < lhs.size() ? lhs[lhs.size() - 1 - i] : 1;
+    int64_t rhsDim = i < rhs.size() ? rhs[rhs.size() - 1 - i] : 1;
+    if (lhsDim != rhsDim && lhsDim != 1 && rhsDim != 1)
+      return shapeError<OpT>(
+          loc,
+          "cannot broadcast '{0}' dimension {1} (size {2}) against '{3}' "
+          "dimension {4} (size {5})",
+          lhsName, lhs.size() - 1 - i, lhsDim, rhsName, rhs.size() - 1 - i,
+          rhsDim);
+    result[rank - 1 - i] = lhsDim == 1 ? rhsDim : lhsDim;
+  }
+  return result;
+}
+
+/// Checks `axis` against `rank`; negative axes are not accepted so that every
+/// axis in the IR has one spelling.
+template <typename OpT>
+LogicalResult checkAxis(std::optional<Location> loc, int64_t axis,
+                        int64_t rank, StringRef what) {
+  if (axis < 0 || axis >= rank)
+    return shapeError<OpT>(loc, "{0} {1} is out of range for rank {2}", what,
+                           axis, rank);
+  return success();
+}
+
+int64_t numElements(Type type) {
+  return cast<ShapedType>(type).getNumElements();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> lhs =
+      tensorOperand<MatmulOp>(loc, adaptor.getLhs(), "lhs");
+  FailureOr<RankedTensorType> rhs =
+      tensorOperand<MatmulOp>(loc, adaptor.getRhs(), "rhs");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (failed(sameElementType<MatmulOp>(loc, *lhs, "lhs", *rhs, "rhs")))
+    return failure();
+  for (auto [type, name] : {std::pair(*lhs, "lhs"), std::pair(*rhs, "rhs")})
+    if (type.getRank() < 2)
+      return shapeError<MatmulOp>(loc, "operand '{0}' must have rank >= 2, got "
+                                       "rank {1}",
+                                  name, type.getRank());
+
+  ArrayRef<int64_t> lhsShape = lhs->getShape(), rhsShape = rhs->getShape();
+  int64_t lhsRank = lhsShape.size(), rhsRank = rhsShape.size();
+  // Position of each operand's rows and contracting dimension.
+  int64_t mDim = adaptor.getTransposeLhs() ? lhsRank - 1 : lhsRank - 2;
+  int64_t lhsKDim = adaptor.getTransposeLhs() ? lhsRank - 2 : lhsRank - 1;
+  int64_t rhsKDim = adaptor.getTransposeRhs() ? rhsRank - 1 : rhsRank - 2;
+  int64_t nDim = adaptor.getTransposeRhs() ? rhsRank - 2 : rhsRank - 1;
+  if (lhsShape[lhsKDim] != rhsShape[rhsKDim])
+    return shapeError<MatmulOp>(
+        loc,
+        "contracting dimensions differ: 'lhs' dimension {0} has size {1} but "
+        "'rhs' dimension {2} has size {3}",
+        lhsKDim, lhsShape[lhsKDim], rhsKDim, rhsShape[rhsKDim]);
+
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes<MatmulOp>(
+      loc, lhsShape.drop_back(2), "lhs", rhsShape.drop_back(2), "rhs");
+  if (failed(shape))
+    return failure();
+  shape->push_back(lhsShape[mDim]);
+  shape->push_back(rhsShape[nDim]);
+  results.push_back(RankedTensorType::get(*shape, lhs->getElementType()));
+  return success();
+}
+
+int64_t MatmulOp::getFlopCount() {
+  auto lhs = getLhs().getType();
+  int64_t k = lhs.getDimSize(getTransposeLhs() ? lhs.getRank() - 2
+                                               : lhs.getRank() - 1);
+  return 2 * k * numElements(getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+static LogicalResult inferBroadcastResult(std::optional<Location> loc,
+                                          typename OpT::Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> lhs =
+      tensorOperand<OpT>(loc, adaptor.getLhs(), "lhs");
+  FailureOr<RankedTensorType> rhs =
+      tensorOperand<OpT>(loc, adaptor.getRhs(), "rhs");
+  if (failed(lhs) || failed(rhs) ||
+      failed(sameElementType<OpT>(loc, *lhs, "lhs", *rhs, "rhs")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes<OpT>(
+      loc, lhs->getShape(), "lhs", rhs->getShape(), "rhs");
+  if (failed(shape))
+    return failure();
+  results.push_back(RankedTensorType::get(*shape, lhs->getElementType()));
+  return success();
+}
+
+#define PARC_BROADCAST_INFERENCE(OP)                                           \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &results) {         \
+    return inferBroadcastResult<OP>(loc, adaptor, results);                    \
+  }
+PARC_BROADCAST_INFERENCE(AddOp)
+PARC_BROADCAST_INFERENCE(SubOp)
+PARC_BROADCAST_INFERENCE(MulOp)
+PARC_BROADCAST_INFERENCE(DivOp)
+#undef PARC_BROADCAST_INFERENCE
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  return checkAxis<SoftmaxOp>(getLoc(), getAxis(), getType().getRank(),
+                              "axis");
+}
+
+// max, subtract, exp, sum, divide.
+int64_t SoftmaxOp::getFlopCount() { return 5 * numElements(getType()); }
+
+/// Checks that a per-feature parameter (gamma, beta) is a vector as long as
+/// the input's last dimension.
+template <typename OpT>
+static LogicalResult checkFeatureVector(std::optional<Location> loc,
+                                        RankedTensorType input,
+                                        Value parameter, StringRef name) {
+  FailureOr<RankedTensorType> type = tensorOperand<OpT>(loc, parameter, name);
+  if (failed(type) ||
+      failed(sameElementType<OpT>(loc, input, "input", *type, name)))
+    return failure();
+  int64_t features = input.getShape().back();
+  if (type->getRank() != 1 || type->getDimSize(0) != features)
+    return shapeError<OpT>(loc,
+                           "operand '{0}' must have shape [{1}] (the last "
+                           "dimension of 'input'), got rank {2} with "
+                           "dimension 0 of size {3}",
+                           name, features, type->getRank(),
+                           type->getRank() ? type->getDimSize(0) : 0);
+  return success();
+}
+
+template <typename OpT>
+static FailureOr<RankedTensorType>
+normalizedInput(std::optional<Location> loc, Value input) {
+  FailureOr<RankedTensorType> type = tensorOperand<OpT>(loc, input, "input");
+  if (succeeded(type) && type->getRank() == 0)
+    return shapeError<OpT>(loc, "operand 'input' must have rank >= 1");
+  return type;
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> input =
+      normalizedInput<LayerNormOp>(loc, adaptor.getInput());
+  if (failed(input) ||
+      failed(checkFeatureVector<LayerNormOp>(loc, *input, adaptor.getGamma(),
+                                             "gamma")) ||
+      failed(checkFeatureVector<LayerNormOp>(loc, *input, adaptor.getBeta(),
+                                             "beta")))
+    return failure();
+  results.push_back(*input);
+  return success();
+}
+
+// mean, centre, square, variance sum, scale by rstd, gamma, beta (+ rsqrt).
+int64_t LayerNormOp::getFlopCount() { return 7 * numElements(getType()); }
+
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> input =
+      normalizedInput<RmsNormOp>(loc, adaptor.getInput());
+  if (failed(input) || failed(checkFeatureVector<RmsNormOp>(
+                           loc, *input, adaptor.getGamma(), "gamma")))
+    return failure();
+  results.push_back(*input);
+  return success();
+}
+
+// square, sum, scale by rstd, gamma.
+int64_t RmsNormOp::getFlopCount() { return 4 * numElements(getType()); }
+
+//===----------------------------------------------------------------------===//
+// EmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> table =
+      tensorOperand<EmbeddingOp>(loc, adaptor.getTable(), "table");
+  FailureOr<RankedTensorType> ids =
+      tensorOperand<EmbeddingOp>(loc, adaptor.getIds(), "ids");
+  if (failed(table) || failed(ids))
+    return failure();
+  if (table->getRank() != 2)
+    return shapeError<EmbeddingOp>(
+        loc, "operand 'table' must be [vocab, dim] (rank 2), got rank {0}",
+        table->getRank());
+  if (!ids->getElementType().isSignlessInteger())
+    return shapeError<EmbeddingOp>(loc, "operand 'ids' must hold integers");
+  SmallVector<int64_t> shape(ids->getShape());
+  shape.push_back(table->getDimSize(1));
+  results.push_back(RankedTensorType::get(shape, table->getElementType()));
+  return success();
+}
+
+int64_t EmbeddingOp::getFlopCount() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// Layout: reshape, transpose, concat, slice
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType input = getInput().getType(), result = getType();
+  if (input.getElementType() != result.getElementType())
+    return emitOpError("result element type differs from 'input'");
+  if (input.getNumElements() != result.getNumElements())
+    return emitOpError() << "cannot reshape 'input' of "
+                         << input.getNumElements() << " elements into "
+                         << result.getNumElements() << " elements";
+  return success();
+}
+
+int64_t ReshapeOp::getFlopCount() { return 0; }
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> input =
+      tensorOperand<TransposeOp>(loc, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  int64_t rank = input->getRank();
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return shapeError<TransposeOp>(
+        loc, "permutation has {0} entries but 'input' has rank {1}",
+        perm.size(), rank);
+  SmallVector<bool> seen(rank, false);
+  SmallVector<int64_t> shape;
+  for (int64_t dim : perm) {
+    if (dim < 0 || dim >= rank || seen[dim])
+      return shapeError<TransposeOp>(
+          loc, "permutation entry {0} is out of range or repeated", dim);
+    seen[dim] = true;
+    shape.push_back(input->getDimSize(dim));
+  }
+  results.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+int64_t TransposeOp::getFlopCount() { return 0; }
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return shapeError<ConcatOp>(loc, "needs at least one input");
+  FailureOr<RankedTensorType> first =
+      tensorOperand<ConcatOp>(loc, inputs.front(), "inputs");
+  if (failed(first))
+    return failure();
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis<ConcatOp>(loc, axis, first->getRank(), "axis")))
+    return failure();
+  SmallVector<int64_t> shape(first->getShape());
+  for (auto [index, value] : llvm::enumerate(inputs.drop_front())) {
+    FailureOr<RankedTensorType> type =
+        tensorOperand<ConcatOp>(loc, value, "inputs");
+    if (failed(type) ||
+        failed(sameElementType<ConcatOp>(loc, *first, "inputs[0]", *type,
+                                         "inputs[" +
+                                             std::to_string(index + 1) + "]")))
+      return failure();
+    if (type->getRank() != first->getRank())
+      return shapeError<ConcatOp>(loc, "inputs[{0}] has rank {1}, inputs[0] "
+                                       "has rank {2}",
+                                  index + 1, type->getRank(),
+                                  first->getRank());
+    for (int64_t dim = 0; dim < first->getRank(); ++dim) {
+      if (dim == axis)
+        continue;
+      if (type->getDimSize(dim) != first->getDimSize(dim))
+        return shapeError<ConcatOp>(
+            loc, "inputs[{0}] dimension {1} has size {2}, inputs[0] has {3}",
+            index + 1, dim, type->getDimSize(dim), first->getDimSize(dim));
+    }
+    shape[axis] += type->getDimSize(axis);
+  }
+  results.push_back(RankedTensorType::get(shape, first->getElementType()));
+  return success();
+}
+
+int64_t ConcatOp::getFlopCount() { return 0; }
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> input =
+      tensorOperand<SliceOp>(loc, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes(),
+                    strides = adaptor.getStrides();
+  int64_t rank = input->getRank();
+  for (auto [what, list] : {std::pair("offsets", offsets),
+                            std::pair("sizes", sizes),
+                            std::pair("strides", strides)})
+    if (static_cast<int64_t>(list.size()) != rank)
+      return shapeError<SliceOp>(
+          loc, "{0} has {1} entries but 'input' has rank {2}", what,
+          list.size(), rank);
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    int64_t offset = offsets[dim], size = sizes[dim], stride = strides[dim];
+    if (stride < 1 || size < 0 || offset < 0)
+      return shapeError<SliceOp>(loc,
+                                 "dimension {0}: offset {1}, size {2} and "
+                                 "stride {3} must be >= 0, >= 0 and >= 1",
+                                 dim, offset, size, stride);
+    if (size > 0 && offset + (size - 1) * stride >= input->getDimSize(dim))
+      return shapeError<SliceOp>(
+          loc,
+          "dimension {0}: slice reaches index {1} but 'input' has size {2}",
+          dim, offset + (size - 1) * stride, input->getDimSize(dim));
+  }
+  results.push_back(RankedTensorType::get(sizes, input->getElementType()));
+  return success();
+}
+
+int64_t SliceOp::getFlopCount() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+static LogicalResult inferReduction(std::optional<Location> loc,
+                                    typename OpT::Adaptor adaptor,
+                                    SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> input =
+      tensorOperand<OpT>(loc, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  int64_t rank = input->getRank();
+  SmallVector<bool> reduced(rank, false);
+  for (int64_t axis : adaptor.getAxes()) {
+    if (failed(checkAxis<OpT>(loc, axis, rank, "axis")))
+      return failure();
+    if (reduced[axis])
+      return shapeError<OpT>(loc, "axis {0} is listed twice", axis);
+    reduced[axis] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (!reduced[dim])
+      shape.push_back(input->getDimSize(dim));
+    else if (adaptor.getKeepdims())
+      shape.push_back(1);
+  }
+  results.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferReduction<ReduceSumOp>(loc, adaptor, results);
+}
+
+LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  return inferReduction<ReduceMeanOp>(loc, adaptor, results);
+}
+
+int64_t ReduceSumOp::getFlopCount() { return numElements(getInput().getType()); }
+int64_t ReduceMeanOp::getFlopCount() {
+  return numElements(getInput().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> query =
+      tensorOperand<AttentionOp>(loc, adaptor.getQuery(), "query");
+  FailureOr<RankedTensorType> key =
+      tensorOperand<AttentionOp>(loc, adaptor.getKey(), "key");
+  FailureOr<RankedTensorType> value =
+      tensorOperand<AttentionOp>(loc, adaptor.getValue(), "value");
+  if (failed(query) || failed(key) || failed(value))
+    return failure();
+  for (auto [type, name] : {std::pair(*query, "query"), std::pair(*key, "key"),
+                            std::pair(*value, "value")})
+    if (type.getRank() != 4)
+      return shapeError<AttentionOp>(
+          loc,
+          "operand '{0}' must be [batch, heads, seq, head_dim], got rank {1}",
+          name, type.getRank());
+  if (failed(sameElementType<AttentionOp>(loc, *query, "query", *key, "key")) ||
+      failed(sameElementType<AttentionOp>(loc, *query, "query", *value,
+                                          "value")))
+    return failure();
+  // key and query share batch, heads and head_dim; key and value share
+  // batch, heads and the key sequence.
+  struct DimPair {
+    RankedTensorType a;
+    const char *aName;
+    RankedTensorType b;
+    const char *bName;
+    int64_t dim;
+  };
+  for (const DimPair &pair : {DimPair{*key, "key", *query, "query", 0},
+                              DimPair{*key, "key", *query, "query", 1},
+                              DimPair{*key, "key", *query, "query", 3},
+                              DimPair{*value, "value", *key, "key", 0},
+                              DimPair{*value, "value", *key, "key", 1},
+                              DimPair{*value, "value", *key, "key", 2}})
+    if (pair.a.getDimSize(pair.dim) != pair.b.getDimSize(pair.dim))
+      return shapeError<AttentionOp>(
+          loc, "'{0}' dimension {1} has size {2} but '{3}' has size {4}",
+          pair.aName, pair.dim, pair.a.getDimSize(pair.dim), pair.bName,
+          pair.b.getDimSize(pair.dim));
+  SmallVector<int64_t> shape(query->getShape());
+  shape[3] = value->getDimSize(3);
+  results.push_back(RankedTensorType::get(shape, query->getElementType()));
+  return success();
+}
+
+// Two products of [seq x kv_seq] score matrices plus the softmax over them.
+int64_t AttentionOp::getFlopCount() {
+  auto query = getQuery().getType();
+  auto value = getValue().getType();
+  int64_t scores = query.getDimSize(0) * query.getDimSize(1) *
+                   query.getDimSize(2) * getKey().getType().getDimSize(2);
+  return scores * (2 * query.getDimSize(3) + 2 * value.getDimSize(3) + 5);
+}
+
+//===----------------------------------------------------------------------===//
+// CrossEntropyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> logits =
+      tensorOperand<CrossEntropyOp>(loc, adaptor.getLogits(), "logits");
+  FailureOr<RankedTensorType> labels =
+      tensorOperand<CrossEntropyOp>(loc, adaptor.getLabels(), "labels");
+  if (failed(logits) || failed(labels))
+    return failure();
+  if (logits->getRank() < 1)
+    return shapeError<CrossEntropyOp>(loc, "operand 'logits' must have rank "
+                                           ">= 1 (the class dimension last)");
+  ArrayRef<int64_t> expected = logits->getShape().drop_back();
+  if (labels->getRank() != static_cast<int64_t>(expected.size()))
+    return shapeError<CrossEntropyOp>(
+        loc, "operand 'labels' must have rank {0} (that of 'logits' without "
+             "its class dimension), got rank {1}",
+        expected.size(), labels->getRank());
+  for (auto [dim, size] : llvm::enumerate(expected))
+    if (labels->getDimSize(dim) != size)
+      return shapeError<CrossEntropyOp>(
+          loc, "'labels' dimension {0} has size {1} but 'logits' has size {2}",
+          dim, labels->getDimSize(dim), size);
+  results.push_back(RankedTensorType::get({}, logits->getElementType()));
+  return success();
+}
+
+// max, subtract, exp, sum per logit.
+int64_t CrossEntropyOp::getFlopCount() {
+  return 4 * numElements(getLogits().getType());
+}
+
+#define GET_OP_CLASSES
+#include "parc/IR/ParcOps.cpp.inc"

@@ -1,0 +1,19 @@
+//===- ParcOps.h - parc graph ops -------------------------------*- C++ -*-===//
+
+#ifndef PARC_IR_PARCOPS_H
+#define PARC_IR_PARCOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "parc/IR/ParcAttrs.h"
+#include "parc/IR/ParcDialect.h"
+#include "parc/IR/ParcInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "parc/IR/ParcOps.h.inc"
+
+#endif // PARC_IR_PARCOPS_H

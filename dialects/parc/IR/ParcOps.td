@@ -1,0 +1,255 @@
+//===- ParcOps.td - parc graph ops -------------------------*- tablegen -*-===//
+//
+// Every op checks its operands in inferReturnTypes, so a malformed graph is
+// reported wherever its types are computed: when parsed, built or verified.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_IR_PARCOPS_TD
+#define PARC_IR_PARCOPS_TD
+
+include "parc/IR/ParcBase.td"
+include "parc/IR/ParcAttrs.td"
+include "parc/IR/ParcInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+class Parc_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Parc_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+
+// An op that computes its result type in C++ (inferReturnTypes) and counts
+// its FLOPs in C++.
+class Parc_ShapedOp<string mnemonic, list<Trait> traits = []>
+    : Parc_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor,
+        DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>])>;
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def Parc_MatmulOp : Parc_ShapedOp<"matmul"> {
+  let summary = "batched matrix product with numpy batch broadcasting";
+  let description = [{
+    Multiplies the last two dimensions of `lhs` ([..., m, k]) and `rhs`
+    ([..., k, n]); leading (batch) dimensions broadcast as in numpy, so a
+    [b, s, h] activation times a [h, n] weight gives [b, s, n].
+    `transpose_lhs` / `transpose_rhs` swap the last two dimensions of that
+    operand first.
+
+    ```mlir
+    %y = parc.matmul %x, %w transpose_rhs
+        : tensor<2x8x16xf32>, tensor<32x16xf32> -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins Parc_FloatTensor:$lhs, Parc_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
+    attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Parc_BinaryOp<string mnemonic, string what>
+    : Parc_Op<mnemonic, [InferTypeOpAdaptor, Parc_FlopCountOpInterface]> {
+  let summary = what # " with numpy broadcasting";
+  let arguments = (ins Parc_FloatTensor:$lhs, Parc_FloatTensor:$rhs);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def Parc_AddOp : Parc_BinaryOp<"add", "elementwise sum">;
+def Parc_SubOp : Parc_BinaryOp<"sub", "elementwise difference">;
+def Parc_MulOp : Parc_BinaryOp<"mul", "elementwise product">;
+def Parc_DivOp : Parc_BinaryOp<"div", "elementwise quotient">;
+
+class Parc_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
+    : Parc_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
+        InferTypeOpInterface, Parc_FlopCountOpInterface])> {
+  let summary = what;
+  let arguments = (ins Parc_FloatTensor:$input);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Parc_NegOp : Parc_UnaryOp<"neg", "elementwise negation">;
+def Parc_ExpOp : Parc_UnaryOp<"exp", "elementwise exponential">;
+def Parc_TanhOp : Parc_UnaryOp<"tanh", "elementwise hyperbolic tangent">;
+def Parc_ReluOp : Parc_UnaryOp<"relu", "elementwise max(x, 0)">;
+def Parc_SigmoidOp : Parc_UnaryOp<"sigmoid", "elementwise 1 / (1 + exp(-x))">;
+def Parc_SiluOp : Parc_UnaryOp<"silu", "elementwise x * sigmoid(x)">;
+
+def Parc_GeluOp : Parc_UnaryOp<"gelu", "Gaussian error linear unit"> {
+  let description = [{
+    `erf`: x/2 * (1 + erf(x / sqrt(2))). `tanh` (GPT-2's form):
+    x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+  }];
+  let arguments = (ins Parc_FloatTensor:$input,
+                       Parc_GeluApproximationAttr:$approximation);
+  let assemblyFormat = "$approximation $input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+def Parc_SoftmaxOp : Parc_Op<"softmax", [SameOperandsAndResultType,
+    InferTypeOpInterface, DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
+  let summary = "numerically stable softmax along one axis";
+  let arguments = (ins Parc_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = "$input `axis` `=` $axis attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Parc_LayerNormOp : Parc_ShapedOp<"layer_norm"> {
+  let summary = "layer normalization over the last axis";
+  let description = [{
+    (x - mean) / sqrt(var + epsilon) * gamma + beta, with the biased variance
+    over the last axis; `gamma` and `beta` have the shape of that axis.
+  }];
+  let arguments = (ins Parc_FloatTensor:$input, Parc_FloatTensor:$gamma,
+                       Parc_FloatTensor:$beta,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta `eps` `=` $epsilon attr-dict `:`
+    type($input) `,` type($gamma) `,` type($beta)
+  }];
+}
+
+def Parc_RmsNormOp : Parc_ShapedOp<"rms_norm"> {
+  let summary = "root-mean-square normalization over the last axis";
+  let description = [{ x / sqrt(mean(x^2) + epsilon) * gamma. }];
+  let arguments = (ins Parc_FloatTensor:$input, Parc_FloatTensor:$gamma,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `eps` `=` $epsilon attr-dict `:` type($input) `,` type($gamma)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Lookup, layout and reductions
+//===----------------------------------------------------------------------===//
+
+def Parc_EmbeddingOp : Parc_ShapedOp<"embedding"> {
+  let summary = "row lookup: table[ids]";
+  let description = [{
+    `table` is [vocab, dim]; `ids` of any shape S gives a result of shape
+    S x [dim]. An id outside [0, vocab) is an error at evaluation time.
+  }];
+  let arguments = (ins Parc_FloatTensor:$table, Parc_IntTensor:$ids);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($result)
+  }];
+}
+
+def Parc_ReshapeOp : Parc_Op<"reshape",
+    [DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
+  let summary = "same elements in row-major order, new static shape";
+  let arguments = (ins Parc_AnyTensor:$input);
+  let results = (outs Parc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Parc_TransposeOp : Parc_ShapedOp<"transpose"> {
+  let summary = "permutes dimensions: result dim i is input dim perm[i]";
+  let arguments = (ins Parc_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Parc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+class Parc_ReduceOp<string mnemonic, string what> : Parc_ShapedOp<mnemonic> {
+  let summary = what # " over a set of axes";
+  let arguments = (ins Parc_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdims);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input $axes (`keepdims` $keepdims^)? attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Parc_ReduceSumOp : Parc_ReduceOp<"reduce_sum", "sum">;
+def Parc_ReduceMeanOp : Parc_ReduceOp<"reduce_mean", "mean">;
+
+def Parc_ConcatOp : Parc_ShapedOp<"concat"> {
+  let summary = "joins tensors along one axis";
+  let arguments = (ins Variadic<Parc_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Parc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` `=` $axis attr-dict `:` type($inputs) `->` type($result)
+  }];
+}
+
+def Parc_SliceOp : Parc_ShapedOp<"slice"> {
+  let summary = "strided box of a tensor";
+  let description = [{
+    Result dim i has `sizes[i]` elements, taken from the input at
+    `offsets[i] + j * strides[i]`.
+  }];
+  let arguments = (ins Parc_AnyTensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$strides);
+  let results = (outs Parc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `offsets` $offsets `sizes` $sizes `strides` $strides attr-dict
+    `:` type($input) `->` type($result)
+  }];
+}
+
+def Parc_ConstantOp : Parc_Op<"constant", [ConstantLike,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "a tensor literal";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Parc_AnyTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention and loss
+//===----------------------------------------------------------------------===//
+
+def Parc_AttentionOp : Parc_ShapedOp<"attention"> {
+  let summary = "scaled dot-product attention, heads as a dimension";
+  let description = [{
+    q is [batch, heads, seq, head_dim], k and v are [batch, heads, kv_seq,
+    head_dim]. Computes softmax(scale * q k^T + mask) v where `causal` masks
+    key j > query i (queries aligned to the end of the key sequence).
+  }];
+  let arguments = (ins Parc_FloatTensor:$query, Parc_FloatTensor:$key,
+                       Parc_FloatTensor:$value, UnitAttr:$causal,
+                       F64Attr:$scale);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`causal` $causal^)? `scale` `=` $scale attr-dict
+    `:` type($query) `,` type($key) `,` type($value)
+  }];
+}
+
+def Parc_CrossEntropyOp : Parc_ShapedOp<"cross_entropy"> {
+  let summary = "mean softmax cross-entropy of logits against integer labels";
+  let description = [{
+    `logits` is S x [classes], `labels` has shape S with values in
+    [0, classes); the result is the scalar mean over S of
+    logsumexp(logits) - logits[label].
+  }];
+  let arguments = (ins Parc_FloatTensor:$logits, Parc_IntTensor:$labels);
+  let results = (outs 0DTensorOf<[F32, BF16, F16]>:$loss);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($loss)
+  }];
+}
+
+#endif // PARC_IR_PARCOPS_TD
