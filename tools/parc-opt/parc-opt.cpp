@@ -1,13 +1,15 @@
-//===- parc-opt.cpp - parc's mlir-opt -------------------------------------===//
+//===- parc-opt.cpp - runs parc passes, as mlir-opt does ------------------===//
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  mlir::parc::registerParcPasses();
   mlir::DialectRegistry registry;
   registry.insert<mlir::parc::ParcDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

@@ -21,6 +21,24 @@ void ParcDialect::registerAttributes() {
       >();
 }
 
+/// Parses a float or an integer literal, so `uniform(0, 50257)` reads as
+/// written.
+static ParseResult parseNumber(AsmParser &parser, double &value) {
+  bool negative = succeeded(parser.parseOptionalMinus());
+  APInt integer;
+  OptionalParseResult parsedInteger = parser.parseOptionalInteger(integer);
+  if (parsedInteger.has_value()) {
+    if (failed(*parsedInteger))
+      return failure();
+    value = static_cast<double>(integer.getLimitedValue());
+  } else if (parser.parseFloat(value)) {
+    return failure();
+  }
+  if (negative)
+    value = -value;
+  return success();
+}
+
 // #parc.init<normal(0.0, 0.02)>, #parc.init<constant(1.0)>
 Attribute InitAttr::parse(AsmParser &parser, Type) {
   StringRef keyword;
@@ -35,10 +53,10 @@ Attribute InitAttr::parse(AsmParser &parser, Type) {
     return {};
   }
   double first = 0, second = 0;
-  if (parser.parseLParen() || parser.parseFloat(first))
+  if (parser.parseLParen() || parseNumber(parser, first))
     return {};
   if (*distribution != InitDistribution::Constant &&
-      (parser.parseComma() || parser.parseFloat(second)))
+      (parser.parseComma() || parseNumber(parser, second)))
     return {};
   if (parser.parseRParen() || parser.parseGreater())
     return {};

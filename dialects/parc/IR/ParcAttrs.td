@@ -15,7 +15,10 @@ def Parc_GeluApproximation : I32EnumAttr<"GeluApproximation",
   let cppNamespace = "::mlir::parc";
 }
 def Parc_GeluApproximationAttr
-    : EnumAttr<Parc_Dialect, Parc_GeluApproximation, "gelu_approximation">;
+    : EnumAttr<Parc_Dialect, Parc_GeluApproximation, "gelu_approximation"> {
+  // The op prints the keyword after its own space: `parc.gelu tanh %x`.
+  let assemblyFormat = "`` $value";
+}
 
 def Parc_InitDistribution : I32EnumAttr<"InitDistribution",
     "distribution of deterministic initial values", [

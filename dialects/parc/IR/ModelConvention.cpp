@@ -1,0 +1,104 @@
+//===- ModelConvention.cpp - how a function describes a model -------------===//
+
+#include "parc/IR/ModelConvention.h"
+#include "parc/IR/ParcDialect.h"
+
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+StringRef mlir::parc::stringifyArgumentRole(ArgumentRole role) {
+  switch (role) {
+  case ArgumentRole::Param:
+    return "param";
+  case ArgumentRole::Input:
+    return "input";
+  case ArgumentRole::Label:
+    return "label";
+  }
+  llvm_unreachable("unknown argument role");
+}
+
+static std::optional<ArgumentRole> symbolizeArgumentRole(StringRef role) {
+  return llvm::StringSwitch<std::optional<ArgumentRole>>(role)
+      .Case("param", ArgumentRole::Param)
+      .Case("input", ArgumentRole::Input)
+      .Case("label", ArgumentRole::Label)
+      .Default(std::nullopt);
+}
+
+static bool isModelTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return false;
+  Type element = tensor.getElementType();
+  return element.isF32() || element.isBF16() || element.isF16() ||
+         element.isSignlessInteger(32) || element.isSignlessInteger(64);
+}
+
+FailureOr<SmallVector<ModelArgument>>
+mlir::parc::readModelArguments(func::FuncOp func) {
+  if (func.isExternal())
+    return func.emitError("model function '")
+           << func.getSymName() << "' has no body";
+  SmallVector<ModelArgument> arguments;
+  llvm::StringMap<unsigned> seen;
+  for (BlockArgument argument : func.getArguments()) {
+    unsigned index = argument.getArgNumber();
+    auto diag = [&]() {
+      return emitError(argument.getLoc())
+             << "argument #" << index << " of '" << func.getSymName() << "' ";
+    };
+    if (!isModelTensor(argument.getType()))
+      return diag() << "must be a static-shape tensor of f32, bf16, f16, i32 "
+                       "or i64, got "
+                    << argument.getType();
+    auto role =
+        func.getArgAttrOfType<StringAttr>(index, ParcDialect::kRoleAttrName);
+    if (!role)
+      return diag() << "needs a string attribute '"
+                    << ParcDialect::kRoleAttrName
+                    << "' (param, input or label)";
+    std::optional<ArgumentRole> parsedRole =
+        symbolizeArgumentRole(role.getValue());
+    if (!parsedRole)
+      return diag() << "has unknown role '" << role.getValue()
+                    << "'; expected param, input or label";
+    auto name =
+        func.getArgAttrOfType<StringAttr>(index, ParcDialect::kNameAttrName);
+    if (!name || name.getValue().empty())
+      return diag() << "needs a non-empty string attribute '"
+                    << ParcDialect::kNameAttrName << "'";
+    auto [it, inserted] = seen.try_emplace(name.getValue(), index);
+    if (!inserted)
+      return diag() << "repeats the name '" << name.getValue()
+                    << "' of argument #" << it->second;
+    Attribute init = func.getArgAttr(index, ParcDialect::kInitAttrName);
+    if (init && !isa<InitAttr>(init))
+      return diag() << "has a '" << ParcDialect::kInitAttrName
+                    << "' that is not a #parc.init<...>";
+    arguments.push_back({index, *parsedRole, name.getValue().str(),
+                         cast<RankedTensorType>(argument.getType()),
+                         dyn_cast_or_null<InitAttr>(init)});
+  }
+
+  llvm::StringSet<> resultNames;
+  for (auto [index, name] : llvm::enumerate(getResultNames(func)))
+    if (!resultNames.insert(name).second)
+      return func.emitError() << "result #" << index << " of '"
+                              << func.getSymName() << "' repeats the name '"
+                              << name << "'";
+  return arguments;
+}
+
+SmallVector<std::string> mlir::parc::getResultNames(func::FuncOp func) {
+  SmallVector<std::string> names;
+  for (unsigned index = 0; index < func.getNumResults(); ++index) {
+    auto name = func.getResultAttrOfType<StringAttr>(
+        index, ParcDialect::kNameAttrName);
+    names.push_back(name ? name.getValue().str()
+                         : "result" + std::to_string(index));
+  }
+  return names;
+}

@@ -1,0 +1,48 @@
+//===- ModelConvention.h - how a function describes a model -----*- C++ -*-===//
+//
+// A model is a func.func whose arguments carry `parc.role` (param, input,
+// label) and a unique `parc.name`, optionally `parc.init`; results may carry
+// `parc.name`. Weights files, plans and the runtime find tensors by name.
+//
+//   func.func @forward(
+//       %w: tensor<16x4xf32> {parc.role = "param", parc.name = "fc1.weight"},
+//       %x: tensor<8x16xf32> {parc.role = "input", parc.name = "x"})
+//       -> (tensor<8x4xf32> {parc.name = "y"})
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_IR_MODELCONVENTION_H
+#define PARC_IR_MODELCONVENTION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "parc/IR/ParcAttrs.h"
+
+#include <string>
+
+namespace mlir::parc {
+
+enum class ArgumentRole { Param, Input, Label };
+
+StringRef stringifyArgumentRole(ArgumentRole role);
+
+struct ModelArgument {
+  unsigned index;
+  ArgumentRole role;
+  std::string name;
+  RankedTensorType type;
+  /// Null when the argument does not say how to initialize it.
+  InitAttr init;
+};
+
+/// Reads the arguments of a model function, emitting a diagnostic at the
+/// offending argument when one breaks the convention: a missing or unknown
+/// role, a missing or repeated name, a type that is not a static tensor of
+/// f32/bf16/f16/i32/i64, a repeated result name.
+FailureOr<SmallVector<ModelArgument>> readModelArguments(func::FuncOp func);
+
+/// The name of each result: its `parc.name`, else `result<N>`.
+SmallVector<std::string> getResultNames(func::FuncOp func);
+
+} // namespace mlir::parc
+
+#endif // PARC_IR_MODELCONVENTION_H

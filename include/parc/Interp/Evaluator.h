@@ -1,0 +1,31 @@
+//===- Evaluator.h - the reference evaluator --------------------*- C++ -*-===//
+//
+// Executes a function of parc ops op by op on the CPU. It is the numerical
+// oracle of every transformation, so it is simple rather than fast.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_INTERP_EVALUATOR_H
+#define PARC_INTERP_EVALUATOR_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "parc/Interp/Tensor.h"
+
+namespace mlir::parc::interp {
+
+/// The precision every op result is rounded to. Kernels compute in double;
+/// in F32 mode each floating-point result is rounded to float, which is what
+/// a float kernel with exact intermediate sums would produce. bf16/f16 values
+/// in the IR are evaluated at this precision too (no half rounding).
+enum class Precision { F32, F64 };
+
+/// Evaluates `func` on `arguments` (one per function argument, shaped as its
+/// type). Returns one tensor per function result, or failure after a
+/// diagnostic on the offending op.
+FailureOr<SmallVector<Tensor>> evaluateFunction(func::FuncOp func,
+                                                ArrayRef<Tensor> arguments,
+                                                Precision precision);
+
+} // namespace mlir::parc::interp
+
+#endif // PARC_INTERP_EVALUATOR_H

@@ -1,0 +1,58 @@
+//===- Models.h - generators of parc model graphs ---------------*- C++ -*-===//
+//
+// `parc-model` builds MLP and GPT graphs of any size without materializing
+// weights: a model is only its IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_MODELS_MODELS_H
+#define PARC_MODELS_MODELS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::parc {
+
+enum class ModelKind { Mlp, Gpt };
+
+struct ModelConfig {
+  ModelKind kind = ModelKind::Gpt;
+  int64_t layers = 2;
+  int64_t hidden = 64;
+  int64_t heads = 4;
+  /// Width of the MLP's hidden layers; 0 means 4 * hidden.
+  int64_t ffn = 0;
+  int64_t seq = 32;
+  /// Token vocabulary of GPT; number of classes of the MLP.
+  int64_t vocab = 256;
+  int64_t batch = 2;
+  /// Element type of parameters and activations: f32, bf16 or f16.
+  std::string dtype = "f32";
+  /// GPT's LM head reuses wte.weight, as GPT-2 does.
+  bool tieEmbeddings = true;
+
+  int64_t getFfn() const { return ffn ? ffn : 4 * hidden; }
+};
+
+/// The configuration of a named preset (gpt-tiny, gpt2-small, gpt2-xl,
+/// gpt3-175b, mlp-tiny), or nullopt.
+std::optional<ModelConfig> getModelPreset(StringRef name);
+
+/// Names of all presets, for help texts.
+ArrayRef<StringRef> getModelPresetNames();
+
+/// Checks a configuration; the message says which option is wrong.
+LogicalResult verifyModelConfig(const ModelConfig &config,
+                                std::string &message);
+
+/// Builds a module with one function `@forward` returning the scalar loss.
+/// `config` must pass verifyModelConfig.
+OwningOpRef<ModuleOp> buildModel(MLIRContext *context,
+                                 const ModelConfig &config);
+
+} // namespace mlir::parc
+
+#endif // PARC_MODELS_MODELS_H

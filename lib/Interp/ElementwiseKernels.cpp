@@ -1,0 +1,94 @@
+//===- ElementwiseKernels.cpp - broadcasting arithmetic and activations ---===//
+
+#include "Kernels.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::parc;
+using namespace mlir::parc::interp;
+
+/// Applies `fn` to operand elements paired by numpy broadcasting.
+template <typename Fn>
+static void broadcastBinary(const Tensor &lhs, const Tensor &rhs,
+                            Tensor &result, Fn fn) {
+  int64_t rank = result.getRank();
+  // Strides of each operand in the result's index space: 0 where the operand
+  // has a stretched (size-1 or missing) dimension.
+  auto alignedStrides = [&](const Tensor &operand) {
+    SmallVector<int64_t> strides(rank, 0);
+    SmallVector<int64_t> own = operand.getStrides();
+    int64_t offset = rank - operand.getRank();
+    for (int64_t dim = 0; dim < operand.getRank(); ++dim)
+      if (operand.shape[dim] != 1)
+        strides[offset + dim] = own[dim];
+    return strides;
+  };
+  SmallVector<int64_t> lhsStrides = alignedStrides(lhs);
+  SmallVector<int64_t> rhsStrides = alignedStrides(rhs);
+  forEachIndex(result.shape, [&](ArrayRef<int64_t> index, int64_t linear) {
+    int64_t lhsIndex = 0, rhsIndex = 0;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      lhsIndex += index[dim] * lhsStrides[dim];
+      rhsIndex += index[dim] * rhsStrides[dim];
+    }
+    result.values[linear] = fn(lhs.values[lhsIndex], rhs.values[rhsIndex]);
+  });
+}
+
+template <typename OpT, double (*Fn)(double, double)>
+static LogicalResult binaryKernel(OpT, ArrayRef<const Tensor *> operands,
+                                  MutableArrayRef<Tensor> results) {
+  broadcastBinary(*operands[0], *operands[1], results[0], Fn);
+  return success();
+}
+
+template <typename OpT, double (*Fn)(double)>
+static LogicalResult unaryKernel(OpT, ArrayRef<const Tensor *> operands,
+                                 MutableArrayRef<Tensor> results) {
+  for (auto [out, in] : llvm::zip_equal(results[0].values,
+                                        operands[0]->values))
+    out = Fn(in);
+  return success();
+}
+
+static double plus(double a, double b) { return a + b; }
+static double minus(double a, double b) { return a - b; }
+static double times(double a, double b) { return a * b; }
+static double over(double a, double b) { return a / b; }
+
+static double negate(double x) { return -x; }
+static double exponential(double x) { return std::exp(x); }
+static double hyperbolicTangent(double x) { return std::tanh(x); }
+static double relu(double x) { return x > 0 ? x : 0.0; }
+static double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+static double silu(double x) { return x * sigmoid(x); }
+
+static LogicalResult geluKernel(GeluOp op, ArrayRef<const Tensor *> operands,
+                                MutableArrayRef<Tensor> results) {
+  bool tanhForm = op.getApproximation() == GeluApproximation::Tanh;
+  for (auto [out, x] : llvm::zip_equal(results[0].values,
+                                       operands[0]->values)) {
+    if (tanhForm)
+      out = 0.5 * x *
+            (1.0 + std::tanh(std::sqrt(2.0 / M_PI) *
+                             (x + 0.044715 * x * x * x)));
+    else
+      out = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  }
+  return success();
+}
+
+void mlir::parc::interp::attachElementwiseKernels(MLIRContext *context) {
+  attachKernel<AddOp, binaryKernel<AddOp, plus>>(context);
+  attachKernel<SubOp, binaryKernel<SubOp, minus>>(context);
+  attachKernel<MulOp, binaryKernel<MulOp, times>>(context);
+  attachKernel<DivOp, binaryKernel<DivOp, over>>(context);
+  attachKernel<NegOp, unaryKernel<NegOp, negate>>(context);
+  attachKernel<ExpOp, unaryKernel<ExpOp, exponential>>(context);
+  attachKernel<TanhOp, unaryKernel<TanhOp, hyperbolicTangent>>(context);
+  attachKernel<ReluOp, unaryKernel<ReluOp, relu>>(context);
+  attachKernel<SigmoidOp, unaryKernel<SigmoidOp, sigmoid>>(context);
+  attachKernel<SiluOp, unaryKernel<SiluOp, silu>>(context);
+  attachKernel<GeluOp, geluKernel>(context);
+}

@@ -1,0 +1,71 @@
+//===- GraphBuilder.cpp - builds a model function step by step ------------===//
+
+#include "GraphBuilder.h"
+
+#include "parc/IR/ParcDialect.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+GraphBuilder::GraphBuilder(ModuleOp module, StringRef name, Type elementType)
+    : b(module.getContext()), elementType(elementType),
+      location(NameLoc::get(b.getStringAttr(name))) {
+  b.setInsertionPointToEnd(module.getBody());
+  func = func::FuncOp::create(b, location, name, b.getFunctionType({}, {}));
+  b.setInsertionPointToStart(func.addEntryBlock());
+}
+
+Value GraphBuilder::addArgument(ArgumentRole role, StringRef name,
+                                ArrayRef<int64_t> shape, Type type,
+                                InitAttr init) {
+  Block &entry = func.getBody().front();
+  BlockArgument argument = entry.addArgument(
+      RankedTensorType::get(shape, type), NameLoc::get(b.getStringAttr(name)));
+  // Argument attributes are set in finish(), once the type has all inputs.
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr(ParcDialect::kRoleAttrName,
+                     b.getStringAttr(stringifyArgumentRole(role))),
+      b.getNamedAttr(ParcDialect::kNameAttrName, b.getStringAttr(name))};
+  if (init)
+    attrs.push_back(b.getNamedAttr(ParcDialect::kInitAttrName, init));
+  argumentAttrs.push_back(b.getDictionaryAttr(attrs));
+  return argument;
+}
+
+InitAttr GraphBuilder::constantInit(double value) {
+  return InitAttr::get(b.getContext(), InitDistribution::Constant,
+                       APFloat(value), APFloat(0.0));
+}
+
+InitAttr GraphBuilder::uniformInit(double low, double high) {
+  return InitAttr::get(b.getContext(), InitDistribution::Uniform,
+                       APFloat(low), APFloat(high));
+}
+
+void GraphBuilder::setScope(StringRef scope) {
+  location = NameLoc::get(b.getStringAttr(scope));
+}
+
+Value GraphBuilder::linear(Value x, Value weight, Value bias) {
+  Value y = MatmulOp::create(b, location, x, weight, false, false);
+  return bias ? AddOp::create(b, location, y, bias) : y;
+}
+
+Value GraphBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(x.getType()).getElementType());
+  return ReshapeOp::create(b, location, type, x);
+}
+
+func::FuncOp GraphBuilder::finish(ValueRange results,
+                                  ArrayRef<StringRef> names) {
+  func::ReturnOp::create(b, location, results);
+  Block &entry = func.getBody().front();
+  func.setFunctionType(
+      b.getFunctionType(entry.getArgumentTypes(), results.getTypes()));
+  func.setAllArgAttrs(argumentAttrs);
+  for (auto [index, name] : llvm::enumerate(names))
+    func.setResultAttr(index, ParcDialect::kNameAttrName,
+                       b.getStringAttr(name));
+  return func;
+}

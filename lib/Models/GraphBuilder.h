@@ -1,0 +1,53 @@
+//===- GraphBuilder.h - builds a model function step by step ----*- C++ -*-===//
+
+#ifndef PARC_LIB_MODELS_GRAPHBUILDER_H
+#define PARC_LIB_MODELS_GRAPHBUILDER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "parc/IR/ModelConvention.h"
+#include "parc/IR/ParcOps.h"
+
+namespace mlir::parc {
+
+/// Creates `func.func @name` in `module` and grows its argument list as the
+/// body asks for parameters and inputs, so a model reads top to bottom.
+/// Ops are located at the scope set by `setScope` (e.g. "h.0.attn").
+class GraphBuilder {
+public:
+  GraphBuilder(ModuleOp module, StringRef name, Type elementType);
+
+  /// Adds an argument with the model convention's attributes; `init` may be
+  /// null (the default for its role).
+  Value addArgument(ArgumentRole role, StringRef name, ArrayRef<int64_t> shape,
+                    Type elementType, InitAttr init = {});
+  Value addParam(StringRef name, ArrayRef<int64_t> shape, InitAttr init = {}) {
+    return addArgument(ArgumentRole::Param, name, shape, elementType, init);
+  }
+
+  InitAttr constantInit(double value);
+  InitAttr uniformInit(double low, double high);
+
+  void setScope(StringRef scope);
+  Location loc() const { return location; }
+  OpBuilder &builder() { return b; }
+  Type getElementType() const { return elementType; }
+
+  /// x @ weight + bias for a [.., in] x [in, out] weight (GPT-2's Conv1D).
+  Value linear(Value x, Value weight, Value bias);
+  Value reshape(Value x, ArrayRef<int64_t> shape);
+
+  /// Returns `results` named `names` and fixes the function type.
+  func::FuncOp finish(ValueRange results, ArrayRef<StringRef> names);
+
+private:
+  OpBuilder b;
+  func::FuncOp func;
+  Type elementType;
+  Location location;
+  SmallVector<DictionaryAttr> argumentAttrs;
+};
+
+} // namespace mlir::parc
+
+#endif // PARC_LIB_MODELS_GRAPHBUILDER_H

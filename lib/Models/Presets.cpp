@@ -1,0 +1,73 @@
+//===- Presets.cpp - named model configurations and their checks ----------===//
+
+#include "parc/Models/Models.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+static ModelConfig gpt(int64_t layers, int64_t hidden, int64_t heads,
+                       int64_t seq, int64_t vocab, int64_t batch) {
+  ModelConfig config;
+  config.kind = ModelKind::Gpt;
+  config.layers = layers;
+  config.hidden = hidden;
+  config.heads = heads;
+  config.seq = seq;
+  config.vocab = vocab;
+  config.batch = batch;
+  return config;
+}
+
+std::optional<ModelConfig> mlir::parc::getModelPreset(StringRef name) {
+  if (name == "mlp-tiny") {
+    ModelConfig config;
+    config.kind = ModelKind::Mlp;
+    config.layers = 2;
+    config.hidden = 64;
+    config.ffn = 256;
+    config.vocab = 16;
+    config.batch = 8;
+    return config;
+  }
+  // GPT-2's real configurations (n_ctx 1024, vocab 50257) and GPT-3 175B.
+  return llvm::StringSwitch<std::optional<ModelConfig>>(name)
+      .Case("gpt-tiny", gpt(2, 64, 4, 32, 256, 2))
+      .Case("gpt2-small", gpt(12, 768, 12, 1024, 50257, 8))
+      .Case("gpt2-xl", gpt(48, 1600, 25, 1024, 50257, 8))
+      .Case("gpt3-175b", gpt(96, 12288, 96, 2048, 50257, 1))
+      .Default(std::nullopt);
+}
+
+ArrayRef<StringRef> mlir::parc::getModelPresetNames() {
+  static const StringRef names[] = {"mlp-tiny", "gpt-tiny", "gpt2-small",
+                                    "gpt2-xl", "gpt3-175b"};
+  return names;
+}
+
+LogicalResult mlir::parc::verifyModelConfig(const ModelConfig &config,
+                                            std::string &message) {
+  std::pair<const char *, int64_t> sizes[] = {
+      {"layers", config.layers}, {"hidden", config.hidden},
+      {"heads", config.heads},   {"ffn", config.getFfn()},
+      {"seq", config.seq},       {"vocab", config.vocab},
+      {"batch", config.batch}};
+  for (auto [name, value] : sizes)
+    if (value <= 0) {
+      message = "--" + std::string(name) + " must be positive, got " +
+                std::to_string(value);
+      return failure();
+    }
+  if (config.kind == ModelKind::Gpt && config.hidden % config.heads != 0) {
+    message = "--hidden " + std::to_string(config.hidden) +
+              " is not divisible by --heads " + std::to_string(config.heads);
+    return failure();
+  }
+  if (config.dtype != "f32" && config.dtype != "bf16" &&
+      config.dtype != "f16") {
+    message = "--dtype must be f32, bf16 or f16, got '" + config.dtype + "'";
+    return failure();
+  }
+  return success();
+}

@@ -1,0 +1,387 @@
+// RUN: parc-opt %s -split-input-file -verify-diagnostics
+
+func.func @matmul_contracting(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.matmul' op contracting dimensions differ: 'lhs' dimension 1 has size 3 but 'rhs' dimension 0 has size 4}}
+  %0 = parc.matmul %a, %b : tensor<2x3xf32>, tensor<4x5xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<3xf32>, %b: tensor<3x5xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.matmul' op operand 'lhs' must have rank >= 2, got rank 1}}
+  %0 = parc.matmul %a, %b : tensor<3xf32>, tensor<3x5xf32> -> tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x4x3xf32>, %b: tensor<3x3x5xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.matmul' op cannot broadcast 'lhs' dimension 0 (size 2) against 'rhs' dimension 0 (size 3)}}
+  %0 = parc.matmul %a, %b : tensor<2x4x3xf32>, tensor<3x3x5xf32> -> tensor<2x4x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_element_types(%a: tensor<2x3xf32>, %b: tensor<3x5xf16>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.matmul' op element type of 'lhs' (f32) differs from 'rhs' (f16)}}
+  %0 = parc.matmul %a, %b : tensor<2x3xf32>, tensor<3x5xf16> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.matmul' op inferred type(s) 'tensor<2x5xf32>' are incompatible with return type(s) of operation 'tensor<2x6xf32>'}}
+  %0 = parc.matmul %a, %b : tensor<2x3xf32>, tensor<3x5xf32> -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_integers(%a: tensor<2x3xi32>, %b: tensor<3x5xi32>) {
+  // expected-error @+1 {{'parc.matmul' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = parc.matmul %a, %b : tensor<2x3xi32>, tensor<3x5xi32> -> tensor<2x5xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_dynamic(%a: tensor<?x3xf32>, %b: tensor<3x5xf32>) {
+  // expected-error @+1 {{'parc.matmul' op operand #0 must be statically shaped tensor}}
+  %0 = parc.matmul %a, %b : tensor<?x3xf32>, tensor<3x5xf32> -> tensor<?x5xf32>
+  return
+}
+
+// -----
+
+func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.add' op cannot broadcast 'lhs' dimension 1 (size 3) against 'rhs' dimension 0 (size 4)}}
+  %0 = parc.add %a, %b : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @sub_element_types(%a: tensor<3xf32>, %b: tensor<3xbf16>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.sub' op element type of 'lhs' (f32) differs from 'rhs' (bf16)}}
+  %0 = parc.sub %a, %b : tensor<3xf32>, tensor<3xbf16> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @mul_result(%a: tensor<3xf32>, %b: tensor<1xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.mul' op inferred type(s) 'tensor<3xf32>' are incompatible with return type(s) of operation 'tensor<1xf32>'}}
+  %0 = parc.mul %a, %b : tensor<3xf32>, tensor<1xf32> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @div_integers(%a: tensor<3xi64>, %b: tensor<3xi64>) {
+  // expected-error @+1 {{'parc.div' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = parc.div %a, %b : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @unary_integer(%a: tensor<3xi32>) {
+  // expected-error @+1 {{'parc.relu' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = parc.relu %a : tensor<3xi32>
+  return
+}
+
+// -----
+
+func.func @unary_integer(%a: tensor<3xi32>) {
+  // expected-error @+1 {{'parc.neg' op operand #0 must be statically shaped tensor}}
+  %0 = parc.neg %a : tensor<3xi32>
+  return
+}
+
+// -----
+
+func.func @unary_dynamic(%a: tensor<?xf32>) {
+  // expected-error @+1 {{'parc.exp' op operand #0 must be statically shaped tensor}}
+  %0 = parc.exp %a : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @tanh_unranked(%a: tensor<*xf32>) {
+  // expected-error @+1 {{invalid kind of type specified: expected builtin.tensor, but found 'tensor<*xf32>'}}
+  %0 = parc.tanh %a : tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @sigmoid_scalar(%a: f32) {
+  // expected-error @+1 {{invalid kind of type specified: expected builtin.tensor, but found 'f32'}}
+  %0 = parc.sigmoid %a : f32
+  return
+}
+
+// -----
+
+func.func @silu_integer(%a: tensor<2xi64>) {
+  // expected-error @+1 {{'parc.silu' op operand #0 must be statically shaped tensor}}
+  %0 = parc.silu %a : tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @gelu_form(%a: tensor<3xf32>) {
+  // expected-error @+2 {{expected ::mlir::parc::GeluApproximation to be one of: erf, tanh}}
+  // expected-error @+1 {{failed to parse Parc_GeluApproximationAttr parameter 'value'}}
+  %0 = parc.gelu sigmoid %a : tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'parc.softmax' op axis 2 is out of range for rank 2}}
+  %0 = parc.softmax %a axis = 2 : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_gamma(%x: tensor<2x8xf32>, %g: tensor<4xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'parc.layer_norm' op operand 'gamma' must have shape [8] (the last dimension of 'input'), got rank 1 with dimension 0 of size 4}}
+  %0 = parc.layer_norm %x, %g, %b eps = 1.0e-5 : tensor<2x8xf32>, tensor<4xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_beta_type(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf16>) {
+  // expected-error @+1 {{'parc.layer_norm' op element type of 'input' (f32) differs from 'beta' (f16)}}
+  %0 = parc.layer_norm %x, %g, %b eps = 1.0e-5 : tensor<2x8xf32>, tensor<8xf32>, tensor<8xf16>
+  return
+}
+
+// -----
+
+func.func @rms_norm_gamma(%x: tensor<2x8xf32>, %g: tensor<2x8xf32>) {
+  // expected-error @+1 {{'parc.rms_norm' op operand 'gamma' must have shape [8] (the last dimension of 'input'), got rank 2 with dimension 0 of size 2}}
+  %0 = parc.rms_norm %x, %g eps = 1.0e-6 : tensor<2x8xf32>, tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) {
+  // expected-error @+1 {{'parc.rms_norm' op operand 'input' must have rank >= 1}}
+  %0 = parc.rms_norm %x, %g eps = 1.0e-6 : tensor<f32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_table(%t: tensor<10xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.embedding' op operand 'table' must be [vocab, dim] (rank 2), got rank 1}}
+  %0 = parc.embedding %t, %ids : tensor<10xf32>, tensor<4xi64> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_float_ids(%t: tensor<10x4xf32>, %ids: tensor<4xf32>) {
+  // expected-error @+1 {{'parc.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = parc.embedding %t, %ids : tensor<10x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'parc.reshape' op cannot reshape 'input' of 6 elements into 8 elements}}
+  %0 = parc.reshape %x : tensor<2x3xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_type(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'parc.reshape' op result element type differs from 'input'}}
+  %0 = parc.reshape %x : tensor<2x3xf32> -> tensor<6xf16>
+  return
+}
+
+// -----
+
+func.func @transpose_permutation(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.transpose' op permutation entry 0 is out of range or repeated}}
+  %0 = parc.transpose %x [0, 0] : tensor<2x3xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_length(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.transpose' op permutation has 3 entries but 'input' has rank 2}}
+  %0 = parc.transpose %x [0, 1, 2] : tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.reduce_sum' op axis 2 is out of range for rank 2}}
+  %0 = parc.reduce_sum %x [2] : tensor<2x3xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_twice(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.reduce_mean' op axis 1 is listed twice}}
+  %0 = parc.reduce_mean %x [1, 1] : tensor<2x3xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.concat' op inputs[1] dimension 0 has size 3, inputs[0] has 2}}
+  %0 = parc.concat %a, %b axis = 1 : tensor<2x3xf32>, tensor<3x3xf32> -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.concat' op axis 2 is out of range for rank 2}}
+  %0 = parc.concat %a, %a axis = 2 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<2x3x1xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.concat' op inputs[1] has rank 3, inputs[0] has rank 2}}
+  %0 = parc.concat %a, %b axis = 0 : tensor<2x3xf32>, tensor<2x3x1xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_bounds(%x: tensor<4x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.slice' op dimension 1: slice reaches index 5 but 'input' has size 4}}
+  %0 = parc.slice %x offsets [0, 1] sizes [4, 3] strides [1, 2] : tensor<4x4xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_rank(%x: tensor<4x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.slice' op sizes has 1 entries but 'input' has rank 2}}
+  %0 = parc.slice %x offsets [0, 0] sizes [4] strides [1, 1] : tensor<4x4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_stride(%x: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.slice' op dimension 0: offset 0, size 2 and stride 0 must be >= 0, >= 0 and >= 1}}
+  %0 = parc.slice %x offsets [0] sizes [2] strides [0] : tensor<4xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @constant_type() {
+  // expected-error @+1 {{'parc.constant' op result #0 must be statically shaped tensor}}
+  %0 = parc.constant dense<1.0> : tensor<2xf64>
+  return
+}
+
+// -----
+
+func.func @attention_rank(%q: tensor<2x8x16xf32>, %k: tensor<2x4x8x16xf32>) {
+  // expected-error @+1 {{'parc.attention' op operand 'query' must be [batch, heads, seq, head_dim], got rank 3}}
+  %0 = parc.attention %q, %k, %k causal scale = 0.25 : tensor<2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_heads(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'parc.attention' op 'key' dimension 1 has size 2 but 'query' has size 4}}
+  %0 = parc.attention %q, %k, %k causal scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_value_seq(%q: tensor<2x4x8x16xf32>, %v: tensor<2x4x6x16xf32>) {
+  // expected-error @+1 {{'parc.attention' op 'value' dimension 2 has size 6 but 'key' has size 8}}
+  %0 = parc.attention %q, %q, %v causal scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_labels(%x: tensor<2x8x10xf32>, %y: tensor<2x4xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.cross_entropy' op 'labels' dimension 1 has size 4 but 'logits' has size 8}}
+  %0 = parc.cross_entropy %x, %y : tensor<2x8x10xf32>, tensor<2x4xi64> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_rank(%x: tensor<2x10xf32>, %y: tensor<2x10xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.cross_entropy' op operand 'labels' must have rank 1 (that of 'logits' without its class dimension), got rank 2}}
+  %0 = parc.cross_entropy %x, %y : tensor<2x10xf32>, tensor<2x10xi64> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_float_labels(%x: tensor<2x10xf32>, %y: tensor<2xf32>) {
+  // expected-error @+1 {{'parc.cross_entropy' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = parc.cross_entropy %x, %y : tensor<2x10xf32>, tensor<2xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{uniform init needs low < high, got [5.000000e+00, 5.000000e+00)}}
+func.func @init_range(%x: tensor<2xi64> {parc.init = #parc.init<uniform(5, 5)>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown init distribution 'gaussian'; expected normal, uniform or constant}}
+func.func @init_kind(%x: tensor<2xf32> {parc.init = #parc.init<gaussian(0.0, 1.0)>}) {
+  return
+}

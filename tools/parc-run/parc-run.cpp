@@ -1,0 +1,174 @@
+//===- parc-run.cpp - runs a model with the reference evaluator -----------===//
+//
+//   parc-run --reference model.mlir [--weights w.safetensors]
+//            [--inputs batch.safetensors] [--seed N] [--out results.safetensors]
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/IR/ModelConvention.h"
+#include "parc/IR/ParcDialect.h"
+#include "parc/Interp/EvaluableOpInterface.h"
+#include "parc/Interp/Evaluator.h"
+#include "parc/Interp/ModelData.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::parc;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<model.mlir>"));
+static cl::opt<bool> reference(
+    "reference", cl::desc("Run with the reference evaluator (the only "
+                          "executor until parc-compile exists)"),
+    cl::Required);
+static cl::opt<std::string> weightsFile(
+    "weights", cl::desc("safetensors file with values of param arguments"));
+static cl::opt<std::string> inputsFile(
+    "inputs", cl::desc("safetensors file with values of input and label "
+                       "arguments"));
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the deterministic "
+                                               "initialization"),
+                              cl::init(0));
+static cl::opt<std::string> outFile(
+    "out", cl::desc("Write the results to this safetensors file"));
+static cl::opt<std::string> funcName(
+    "func", cl::desc("Function to run (default: @forward, or the only one)"));
+static cl::opt<std::string> precision("precision",
+                                      cl::desc("f32 (default) or f64"),
+                                      cl::init("f32"));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "parc-run: " << message << "\n";
+  return 1;
+}
+
+static func::FuncOp selectFunction(ModuleOp module) {
+  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  StringRef wanted = funcName.getNumOccurrences() ? StringRef(funcName)
+                                                  : StringRef("forward");
+  for (func::FuncOp func : funcs)
+    if (func.getSymName() == wanted)
+      return func;
+  if (!funcName.getNumOccurrences() && funcs.size() == 1)
+    return funcs.front();
+  return {};
+}
+
+/// Loads `path` (if given) and checks that each tensor names an argument of
+/// one of `roles`; other tensors are reported and ignored.
+static LogicalResult loadTensors(StringRef path, StringRef option,
+                                 ArrayRef<ModelArgument> arguments,
+                                 ArrayRef<ArgumentRole> roles,
+                                 llvm::StringMap<interp::Tensor> &given) {
+  if (path.empty())
+    return success();
+  llvm::Expected<llvm::StringMap<interp::Tensor>> tensors =
+      interp::readTensorFile(path);
+  if (!tensors) {
+    fail(llvm::toString(tensors.takeError()));
+    return failure();
+  }
+  for (auto &entry : *tensors) {
+    const ModelArgument *argument = llvm::find_if(
+        arguments, [&](const ModelArgument &a) { return a.name == entry.getKey(); });
+    if (argument == arguments.end() || !llvm::is_contained(roles, argument->role)) {
+      llvm::errs() << "parc-run: note: " << option << " " << path
+                   << ": ignoring tensor '" << entry.getKey()
+                   << "', which names no argument of this kind\n";
+      continue;
+    }
+    given[entry.getKey()] = std::move(entry.getValue());
+  }
+  return success();
+}
+
+static void printResult(StringRef name, Type type,
+                        const interp::Tensor &tensor) {
+  llvm::outs() << name;
+  if (tensor.getRank() == 0) {
+    llvm::outs() << " = " << llvm::format("%.6g", tensor.values[0]) << "\n";
+    return;
+  }
+  double sum = 0, squares = 0, low = INFINITY, high = -INFINITY;
+  for (double value : tensor.values) {
+    sum += value;
+    squares += value * value;
+    low = std::min(low, value);
+    high = std::max(high, value);
+  }
+  double count = std::max<int64_t>(tensor.getNumElements(), 1);
+  double mean = sum / count;
+  double std = std::sqrt(std::max(0.0, squares / count - mean * mean));
+  llvm::outs() << ": " << type << " mean " << llvm::format("%.6g", mean)
+               << " std " << llvm::format("%.6g", std) << " min "
+               << llvm::format("%.6g", low) << " max "
+               << llvm::format("%.6g", high) << "\n";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "parc reference runner\n");
+  if (precision != "f32" && precision != "f64")
+    return fail("--precision must be f32 or f64, got '" + precision + "'");
+
+  DialectRegistry registry;
+  registry.insert<ParcDialect, func::FuncDialect>();
+  interp::registerEvaluableOpInterfaceModels(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  if (!module)
+    return 1;
+  func::FuncOp func = selectFunction(*module);
+  if (!func)
+    return fail(funcName.getNumOccurrences()
+                    ? "no function @" + funcName + " in " + inputFile
+                    : "no @forward in " + inputFile +
+                          " and more than one function; choose one with "
+                          "--func");
+  FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
+  if (failed(arguments))
+    return 1;
+
+  llvm::StringMap<interp::Tensor> given;
+  if (failed(loadTensors(weightsFile, "--weights", *arguments,
+                         {ArgumentRole::Param}, given)) ||
+      failed(loadTensors(inputsFile, "--inputs", *arguments,
+                         {ArgumentRole::Input, ArgumentRole::Label}, given)))
+    return 1;
+  llvm::Expected<SmallVector<interp::Tensor>> values =
+      interp::prepareArguments(*arguments, given, seed);
+  if (!values)
+    return fail(llvm::toString(values.takeError()));
+
+  FailureOr<SmallVector<interp::Tensor>> results = interp::evaluateFunction(
+      func, *values,
+      precision == "f64" ? interp::Precision::F64 : interp::Precision::F32);
+  if (failed(results))
+    return 1;
+
+  SmallVector<std::string> names = getResultNames(func);
+  SmallVector<Type> elementTypes;
+  for (auto [name, type, tensor] :
+       llvm::zip_equal(names, func.getResultTypes(), *results)) {
+    printResult(name, type, tensor);
+    elementTypes.push_back(getElementTypeOrSelf(type));
+  }
+  if (!outFile.empty())
+    if (llvm::Error error = interp::writeTensorFile(outFile, names, *results,
+                                                     elementTypes))
+      return fail(llvm::toString(std::move(error)));
+  return 0;
+}
