@@ -9,11 +9,15 @@ config.name = "PARC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
-                   "unittests"]
+                   "unittests", "expect-exit.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.parc_obj_root, "test")
 
 config.substitutions.append(("%python", config.python_executable))
+# `%exit1 cmd`: cmd must exit with code 1 (a user error, never a crash).
+config.substitutions.append(("%exit1", config.python_executable + " " +
+                             os.path.join(config.test_source_root,
+                                          "expect-exit.py") + " 1"))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root,
                                                      "Inputs")))
 

@@ -90,7 +90,8 @@ static LogicalResult embeddingKernel(EmbeddingOp op,
   for (int64_t n = 0; n < ids.getNumElements(); ++n) {
     double id = ids.values[n];
     if (!(id >= 0 && id < vocab))
-      return op.emitOpError() << "ids element " << n << " is " << id
+      return op.emitOpError() << "ids element " << n << " is "
+                              << static_cast<int64_t>(id)
                               << ", outside the table's rows [0, " << vocab
                               << ")";
     std::copy_n(&table.values[static_cast<int64_t>(id) * dim], dim,

@@ -18,7 +18,8 @@ static LogicalResult crossEntropyKernel(CrossEntropyOp op,
   for (int64_t row = 0; row < rows; ++row) {
     double label = labels.values[row];
     if (!(label >= 0 && label < classes))
-      return op.emitOpError() << "labels element " << row << " is " << label
+      return op.emitOpError() << "labels element " << row << " is "
+                              << static_cast<int64_t>(label)
                               << ", outside the classes [0, " << classes
                               << ")";
     const double *x = &logits.values[row * classes];
