@@ -34,6 +34,10 @@ mlir::parc::interp::evaluateFunction(func::FuncOp func,
                               << " is given with a shape that differs from "
                               << type;
     values[argument] = tensor;
+    // Arguments are stored as their element type too.
+    if (precision == Precision::F32 &&
+        isa<FloatType>(getElementTypeOrSelf(argument.getType())))
+      roundToFloat(values[argument]);
   }
 
   for (Operation &op : body) {

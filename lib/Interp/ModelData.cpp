@@ -7,6 +7,8 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::parc;
 using namespace mlir::parc::interp;
@@ -130,6 +132,13 @@ mlir::parc::interp::prepareArguments(ArrayRef<ModelArgument> arguments,
           argument.name.c_str(), shapeString(it->second.shape).c_str(),
           stringifyArgumentRole(argument.role).str().c_str(),
           shapeString(argument.type.getShape()).c_str());
+    if (argument.type.getElementType().isInteger() &&
+        llvm::any_of(it->second.values,
+                     [](double value) { return value != std::floor(value); }))
+      return llvm::createStringError(
+          "tensor '%s' holds non-integer values but the model's argument "
+          "holds integers",
+          argument.name.c_str());
     tensors.push_back(it->second);
   }
   return tensors;

@@ -31,24 +31,30 @@ ModelStats mlir::parc::computeModelStats(func::FuncOp func) {
   return stats;
 }
 
-/// 1234567 -> "1.23 M".
-static std::string humanCount(double value) {
-  const char *units[] = {"", " K", " M", " G", " T", " P", " E"};
-  int unit = 0;
-  while (value >= 1000 && unit < 6) {
+/// 1234567 -> "1.23 M", 12 -> "12 "; `unit` is appended ("B" for bytes).
+static std::string humanCount(int64_t count, StringRef unit = "") {
+  const char *prefixes[] = {"", "K", "M", "G", "T", "P", "E"};
+  double value = count;
+  int prefix = 0;
+  while (value >= 1000 && prefix < 6) {
     value /= 1000;
-    ++unit;
+    ++prefix;
   }
   std::string text;
-  llvm::raw_string_ostream(text) << llvm::format("%.2f", value) << units[unit];
-  return text;
+  llvm::raw_string_ostream os(text);
+  if (prefix == 0)
+    os << count;
+  else
+    os << llvm::format("%.2f", value);
+  os << " " << prefixes[prefix] << unit;
+  return llvm::StringRef(text).rtrim().str();
 }
 
 void mlir::parc::printModelStats(const ModelStats &stats,
                                  llvm::raw_ostream &os) {
   os << "parameters: " << stats.parameters << " ("
      << humanCount(stats.parameters) << ", "
-     << humanCount(stats.parameterBytes) << "B)\n";
+     << humanCount(stats.parameterBytes, "B") << ")\n";
   os << "forward FLOPs per step: " << stats.forwardFlops << " ("
      << humanCount(stats.forwardFlops) << ")\n";
   os << "training FLOPs per step (3x forward): " << stats.getTrainingFlops()

@@ -3,7 +3,7 @@
 // Parameters: 16*32 + 32 = 544 elements of f32 = 2176 bytes.
 // FLOPs: matmul 2*8*16*32 = 8192, add 8*32 = 256, relu 256.
 // CHECK: function @model
-// CHECK-NEXT: parameters: 544 (544.00, 2.18 KB)
+// CHECK-NEXT: parameters: 544 (544, 2.18 KB)
 // CHECK-NEXT: forward FLOPs per step: 8704 (8.70 K)
 // CHECK-NEXT: training FLOPs per step (3x forward): 26112 (26.11 K)
 // CHECK-NEXT: ops:

@@ -19,24 +19,29 @@ using namespace mlir;
 using namespace mlir::parc;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory category("parc-model options");
+
 static cl::opt<std::string> modelName(cl::Positional, cl::Required,
-                                      cl::desc("<mlp|gpt|preset>"));
+                                      cl::desc("<mlp|gpt|preset>"),
+                                      cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file for the IR"),
                                        cl::value_desc("file"),
-                                       cl::init("-"));
+                                       cl::init("-"), cl::cat(category));
 static cl::opt<int64_t> layers("layers", cl::desc("Transformer blocks or "
-                                                  "linear layers"));
-static cl::opt<int64_t> hidden("hidden", cl::desc("Model width"));
-static cl::opt<int64_t> heads("heads", cl::desc("Attention heads"));
-static cl::opt<int64_t> ffn("ffn", cl::desc("MLP width (default 4 x hidden)"));
-static cl::opt<int64_t> seq("seq", cl::desc("Sequence length"));
+                                                  "linear layers"), cl::cat(category));
+static cl::opt<int64_t> hidden("hidden", cl::desc("Model width"), cl::cat(category));
+static cl::opt<int64_t> heads("heads", cl::desc("Attention heads"), cl::cat(category));
+static cl::opt<int64_t> ffn("ffn", cl::desc("MLP width (gpt: default 4 x hidden)"), cl::cat(category));
+static cl::opt<int64_t> seq("seq", cl::desc("Sequence length"), cl::cat(category));
 static cl::opt<int64_t> vocab("vocab", cl::desc("Vocabulary (GPT) or classes "
-                                                "(MLP)"));
-static cl::opt<int64_t> batch("batch", cl::desc("Batch size"));
-static cl::opt<std::string> dtype("dtype", cl::desc("f32, bf16 or f16"));
+                                                "(MLP)"), cl::cat(category));
+static cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::cat(category));
+static cl::opt<std::string> dtype("dtype", cl::desc("f32, bf16 or f16"),
+                                  cl::cat(category));
 static cl::opt<bool> untied("untied-lm-head",
                             cl::desc("Give GPT its own lm_head.weight instead "
-                                     "of reusing wte.weight"));
+                                     "of reusing wte.weight"),
+                            cl::cat(category));
 
 static std::optional<ModelConfig> baseConfig(StringRef name) {
   if (name == "gpt")
@@ -66,6 +71,7 @@ static bool takeStatsFlag(int &argc, char **argv) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   bool printStats = takeStatsFlag(argc, argv);
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "parc model generator\n\n"

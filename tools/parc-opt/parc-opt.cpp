@@ -1,5 +1,6 @@
 //===- parc-opt.cpp - runs parc passes, as mlir-opt does ------------------===//
 
+#include "dist/IR/DistDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -11,7 +12,8 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::parc::registerParcPasses();
   mlir::DialectRegistry registry;
-  registry.insert<mlir::parc::ParcDialect, mlir::func::FuncDialect>();
+  registry.insert<mlir::parc::ParcDialect, mlir::dist::DistDialect,
+                  mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "parc optimizer driver\n", registry));
 }

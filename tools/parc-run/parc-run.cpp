@@ -24,27 +24,37 @@ using namespace mlir;
 using namespace mlir::parc;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory category("parc-run options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                                      cl::desc("<model.mlir>"));
+                                      cl::desc("<model.mlir>"),
+    cl::cat(category));
 static cl::opt<bool> reference(
     "reference", cl::desc("Run with the reference evaluator (the only "
                           "executor until parc-compile exists)"),
-    cl::Required);
+    cl::Required,
+    cl::cat(category));
 static cl::opt<std::string> weightsFile(
-    "weights", cl::desc("safetensors file with values of param arguments"));
+    "weights", cl::desc("safetensors file with values of param arguments"),
+    cl::cat(category));
 static cl::opt<std::string> inputsFile(
     "inputs", cl::desc("safetensors file with values of input and label "
-                       "arguments"));
+                       "arguments"),
+    cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the deterministic "
                                                "initialization"),
-                              cl::init(0));
+                              cl::init(0),
+    cl::cat(category));
 static cl::opt<std::string> outFile(
-    "out", cl::desc("Write the results to this safetensors file"));
+    "out", cl::desc("Write the results to this safetensors file"),
+    cl::cat(category));
 static cl::opt<std::string> funcName(
-    "func", cl::desc("Function to run (default: @forward, or the only one)"));
+    "func", cl::desc("Function to run (default: @forward, or the only one)"),
+    cl::cat(category));
 static cl::opt<std::string> precision("precision",
                                       cl::desc("f32 (default) or f64"),
-                                      cl::init("f32"));
+                                      cl::init("f32"),
+    cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "parc-run: " << message << "\n";
@@ -116,6 +126,7 @@ static void printResult(StringRef name, Type type,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "parc reference runner\n");
   if (precision != "f32" && precision != "f64")
     return fail("--precision must be f32 or f64, got '" + precision + "'");

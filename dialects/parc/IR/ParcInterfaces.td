@@ -27,4 +27,43 @@ def Parc_FlopCountOpInterface : OpInterface<"FlopCountOpInterface"> {
   ];
 }
 
+def Parc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::mlir::parc";
+  let description = [{
+    The factor-based sharding rule of an op (see ShardingRule.h): which
+    index spaces it has, which tensor dimensions each spans, and whether
+    sharding it is free, leaves partial sums or is not allowed. Sharding
+    propagation and partitioning consult only this interface.
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the op's sharding rule.",
+      "::mlir::parc::ShardingRule", "getShardingRule", (ins), [{}], [{
+        // Pointwise ops with numpy broadcasting share this rule.
+        return ::mlir::parc::getBroadcastShardingRule($_op);
+      }]>
+  ];
+}
+
+def Parc_GradientOpInterface : OpInterface<"GradientOpInterface"> {
+  let cppNamespace = "::mlir::parc";
+  let description = [{
+    The vector-Jacobian product of an op, built from parc ops: reverse-mode
+    autodiff asks each op for the gradients of its operands given the
+    gradients of its results, and never switches over op names. Ops gain
+    implementations with the autodiff pass (issue 5); until then no op
+    implements it and autodiff reports such an op as having no gradient rule.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds, at the builder's insertion point, the gradient of the loss
+        with respect to each operand from `resultGradients` (one per result).
+        Returns one value per operand; a null value marks an operand without
+        a gradient (integer ids, labels).
+      }], "::mlir::FailureOr<::llvm::SmallVector<::mlir::Value>>",
+      "buildGradients",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ValueRange":$resultGradients)>
+  ];
+}
+
 #endif // PARC_IR_PARCINTERFACES_TD

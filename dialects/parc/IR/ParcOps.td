@@ -1,7 +1,8 @@
 //===- ParcOps.td - parc graph ops -------------------------*- tablegen -*-===//
 //
-// Every op checks its operands in inferReturnTypes, so a malformed graph is
-// reported wherever its types are computed: when parsed, built or verified.
+// Ops with computed result types check their operands in inferReturnTypes,
+// so a malformed graph is reported wherever types are computed: when
+// parsed, built or verified. The others (softmax, reshape) use verifiers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +23,9 @@ class Parc_Op<string mnemonic, list<Trait> traits = []>
 // its FLOPs in C++.
 class Parc_ShapedOp<string mnemonic, list<Trait> traits = []>
     : Parc_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor,
-        DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>])>;
+        DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
+        DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
+                                  ["getShardingRule"]>])>;
 
 //===----------------------------------------------------------------------===//
 // Linear algebra
@@ -56,7 +59,8 @@ def Parc_MatmulOp : Parc_ShapedOp<"matmul"> {
 //===----------------------------------------------------------------------===//
 
 class Parc_BinaryOp<string mnemonic, string what>
-    : Parc_Op<mnemonic, [InferTypeOpAdaptor, Parc_FlopCountOpInterface]> {
+    : Parc_Op<mnemonic, [InferTypeOpAdaptor, Parc_FlopCountOpInterface,
+                         Parc_ShardingRuleOpInterface]> {
   let summary = what # " with numpy broadcasting";
   let arguments = (ins Parc_FloatTensor:$lhs, Parc_FloatTensor:$rhs);
   let results = (outs Parc_FloatTensor:$result);
@@ -72,7 +76,8 @@ def Parc_DivOp : Parc_BinaryOp<"div", "elementwise quotient">;
 
 class Parc_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
     : Parc_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
-        InferTypeOpInterface, Parc_FlopCountOpInterface])> {
+        InferTypeOpInterface, Parc_FlopCountOpInterface,
+        Parc_ShardingRuleOpInterface])> {
   let summary = what;
   let arguments = (ins Parc_FloatTensor:$input);
   let results = (outs Parc_FloatTensor:$result);
@@ -101,7 +106,10 @@ def Parc_GeluOp : Parc_UnaryOp<"gelu", "Gaussian error linear unit"> {
 //===----------------------------------------------------------------------===//
 
 def Parc_SoftmaxOp : Parc_Op<"softmax", [SameOperandsAndResultType,
-    InferTypeOpInterface, DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
+    InferTypeOpInterface,
+    DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
+    DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
+                              ["getShardingRule"]>]> {
   let summary = "numerically stable softmax along one axis";
   let arguments = (ins Parc_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Parc_FloatTensor:$result);
@@ -154,7 +162,9 @@ def Parc_EmbeddingOp : Parc_ShapedOp<"embedding"> {
 }
 
 def Parc_ReshapeOp : Parc_Op<"reshape",
-    [DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
+    [DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
+     DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
+                               ["getShardingRule"]>]> {
   let summary = "same elements in row-major order, new static shape";
   let arguments = (ins Parc_AnyTensor:$input);
   let results = (outs Parc_AnyTensor:$result);
@@ -209,7 +219,9 @@ def Parc_SliceOp : Parc_ShapedOp<"slice"> {
 }
 
 def Parc_ConstantOp : Parc_Op<"constant", [ConstantLike,
-    AllTypesMatch<["value", "result"]>]> {
+    AllTypesMatch<["value", "result"]>,
+    DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
+                              ["getShardingRule"]>]> {
   let summary = "a tensor literal";
   let arguments = (ins ElementsAttr:$value);
   let results = (outs Parc_AnyTensor:$result);

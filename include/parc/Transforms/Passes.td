@@ -26,4 +26,14 @@ def PrintModelStatsPass : Pass<"parc-print-model-stats", "::mlir::ModuleOp"> {
   }];
 }
 
+def PrintShardingRulesPass : Pass<"parc-print-sharding-rules"> {
+  let summary = "Attaches each op's sharding rule as a readable attribute";
+  let description = [{
+    A debugging aid that makes the rule table reviewable in one lit test:
+    every op implementing ShardingRuleOpInterface gets a string attribute
+    `parc.sharding_rule` such as
+    `([i, k], [k, j]) -> ([i, j]) {i=8, j=32, k=16 reduction}`.
+  }];
+}
+
 #endif // PARC_TRANSFORMS_PASSES_TD

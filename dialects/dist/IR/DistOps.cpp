@@ -1,0 +1,258 @@
+//===- DistOps.cpp - mesh, annotations and collectives --------------------===//
+
+#include "dist/IR/DistOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+// axes = [dp = 2, tp = 4]
+static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
+                                 DenseI64ArrayAttr &sizes) {
+  SmallVector<Attribute> nameList;
+  SmallVector<int64_t> sizeList;
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, [&] {
+        std::string name;
+        int64_t size;
+        if (parser.parseKeywordOrString(&name) || parser.parseEqual() ||
+            parser.parseInteger(size))
+          return failure();
+        nameList.push_back(parser.getBuilder().getStringAttr(name));
+        sizeList.push_back(size);
+        return success();
+      }))
+    return failure();
+  names = parser.getBuilder().getArrayAttr(nameList);
+  sizes = parser.getBuilder().getDenseI64ArrayAttr(sizeList);
+  return success();
+}
+
+static void printMeshAxes(OpAsmPrinter &printer, MeshOp, ArrayAttr names,
+                          DenseI64ArrayAttr sizes) {
+  printer << "[";
+  llvm::interleaveComma(llvm::zip_equal(names, sizes.asArrayRef()), printer,
+                        [&](auto pair) {
+                          printer.printKeywordOrString(
+                              cast<StringAttr>(std::get<0>(pair)).getValue());
+                          printer << " = " << std::get<1>(pair);
+                        });
+  printer << "]";
+}
+
+LogicalResult MeshOp::verify() {
+  if (getAxisNames().size() != getAxisSizes().size())
+    return emitOpError("has ") << getAxisNames().size() << " axis names but "
+                               << getAxisSizes().size() << " sizes";
+  llvm::StringSet<> seen;
+  for (auto [name, size] :
+       llvm::zip_equal(getAxisNames().getAsValueRange<StringAttr>(),
+                       getAxisSizes())) {
+    if (!seen.insert(name).second)
+      return emitOpError("names axis '") << name << "' twice";
+    if (size < 1)
+      return emitOpError("axis '") << name << "' has size " << size
+                                   << "; sizes must be >= 1";
+  }
+  return success();
+}
+
+int64_t MeshOp::getNumRanks() {
+  int64_t ranks = 1;
+  for (int64_t size : getAxisSizes())
+    ranks *= size;
+  return ranks;
+}
+
+std::optional<int64_t> MeshOp::getAxisSize(StringRef axis) {
+  for (auto [name, size] :
+       llvm::zip_equal(getAxisNames().getAsValueRange<StringAttr>(),
+                       getAxisSizes()))
+    if (name == axis)
+      return size;
+  return std::nullopt;
+}
+
+int64_t MeshOp::getGroupSize(ArrayRef<StringAttr> axes) {
+  int64_t size = 1;
+  for (StringAttr axis : axes)
+    size *= getAxisSize(axis.getValue()).value_or(1);
+  return size;
+}
+
+MeshOp mlir::dist::lookupMesh(Operation *from, FlatSymbolRefAttr name) {
+  return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, name);
+}
+
+LogicalResult
+mlir::dist::verifyShardingForType(ShardingAttr sharding, ShapedType type,
+                                  MeshOp mesh, StringRef what,
+                                  function_ref<InFlightDiagnostic()> emitError) {
+  if (sharding.getRank() != type.getRank())
+    return emitError() << what << " has rank " << type.getRank()
+                       << " but its sharding lists " << sharding.getRank()
+                       << " dimensions";
+  auto checkAxis = [&](StringAttr axis) -> std::optional<int64_t> {
+    std::optional<int64_t> size = mesh.getAxisSize(axis.getValue());
+    if (!size)
+      emitError() << what << ": unknown axis '" << axis.getValue()
+                  << "' of mesh @" << mesh.getSymName();
+    return size;
+  };
+  for (unsigned dim = 0; dim < sharding.getRank(); ++dim) {
+    int64_t product = 1;
+    for (StringAttr axis : sharding.getDimAxes(dim)) {
+      std::optional<int64_t> size = checkAxis(axis);
+      if (!size)
+        return failure();
+      product *= *size;
+      if (type.getDimSize(dim) % product != 0)
+        return emitError() << what << ": dimension " << dim << " of size "
+                           << type.getDimSize(dim)
+                           << " cannot be split over mesh axis '"
+                           << axis.getValue() << "' (" << product
+                           << " shards do not divide it)";
+    }
+  }
+  for (StringAttr axis : sharding.getPartialAxes())
+    if (!checkAxis(axis))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstraintOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstraintOp::verify() {
+  MeshOp mesh = lookupMesh(*this, getSharding().getMesh());
+  if (!mesh)
+    return emitOpError("refers to unknown mesh ") << getSharding().getMesh();
+  return verifyShardingForType(getSharding(), getInput().getType(), mesh,
+                               "operand", [&] { return emitOpError(); });
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// Checks the mesh and axes of a collective; returns the group size.
+static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
+                                      ArrayAttr axes) {
+  MeshOp mesh = lookupMesh(op, meshName);
+  if (!mesh)
+    return op->emitOpError("refers to unknown mesh ") << meshName;
+  llvm::StringSet<> seen;
+  int64_t size = 1;
+  for (StringRef axis : axes.getAsValueRange<StringAttr>()) {
+    std::optional<int64_t> axisSize = mesh.getAxisSize(axis);
+    if (!axisSize)
+      return op->emitOpError("unknown axis '")
+             << axis << "' of mesh @" << mesh.getSymName();
+    if (!seen.insert(axis).second)
+      return op->emitOpError("lists axis '") << axis << "' twice";
+    size *= *axisSize;
+  }
+  return size;
+}
+
+/// Checks that `result` is `input` with dimension `dim` multiplied by
+/// `grow` and divided by `shrink`, all other dimensions equal.
+static LogicalResult verifyResizedDim(Operation *op, RankedTensorType input,
+                                      RankedTensorType result, int64_t dim,
+                                      int64_t grow, int64_t shrink) {
+  if (input.getElementType() != result.getElementType())
+    return op->emitOpError("changes the element type");
+  if (input.getRank() != result.getRank())
+    return op->emitOpError("changes the rank from ")
+           << input.getRank() << " to " << result.getRank();
+  if (dim < 0 || dim >= input.getRank())
+    return op->emitOpError("dimension ")
+           << dim << " is out of range for rank " << input.getRank();
+  for (int64_t d = 0; d < input.getRank(); ++d) {
+    int64_t expected = input.getDimSize(d);
+    if (d == dim) {
+      if (expected % shrink != 0)
+        return op->emitOpError("dimension ")
+               << d << " of size " << expected << " cannot be split into "
+               << shrink << " chunks";
+      expected = expected / shrink * grow;
+    }
+    if (result.getDimSize(d) != expected)
+      return op->emitOpError("result dimension ")
+             << d << " has size " << result.getDimSize(d) << ", expected "
+             << expected << " for a group of "
+             << std::max(grow, shrink) << " ranks";
+  }
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyGroup(*this, getMeshAttr(), getAxes());
+}
+
+LogicalResult AllGatherOp::verify() {
+  FailureOr<int64_t> group = verifyGroup(*this, getMeshAttr(), getAxes());
+  if (failed(group))
+    return failure();
+  return verifyResizedDim(*this, getInput().getType(), getType(), getDim(),
+                          *group, 1);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  FailureOr<int64_t> group = verifyGroup(*this, getMeshAttr(), getAxes());
+  if (failed(group))
+    return failure();
+  return verifyResizedDim(*this, getInput().getType(), getType(), getDim(), 1,
+                          *group);
+}
+
+LogicalResult AllSliceOp::verify() {
+  FailureOr<int64_t> group = verifyGroup(*this, getMeshAttr(), getAxes());
+  if (failed(group))
+    return failure();
+  return verifyResizedDim(*this, getInput().getType(), getType(), getDim(), 1,
+                          *group);
+}
+
+LogicalResult AllToAllOp::verify() {
+  FailureOr<int64_t> group = verifyGroup(*this, getMeshAttr(), getAxes());
+  if (failed(group))
+    return failure();
+  RankedTensorType input = getInput().getType(), result = getType();
+  if (getSplitDim() == getConcatDim())
+    return verifyResizedDim(*this, input, result, getSplitDim(), 1, 1);
+  // Split `split_dim` first, then grow `concat_dim`.
+  auto split = RankedTensorType::get(input.getShape(), input.getElementType());
+  SmallVector<int64_t> shape(input.getShape());
+  if (getSplitDim() < 0 || getSplitDim() >= input.getRank())
+    return emitOpError("split dimension ")
+           << getSplitDim() << " is out of range for rank " << input.getRank();
+  if (shape[getSplitDim()] % *group != 0)
+    return emitOpError("dimension ")
+           << getSplitDim() << " of size " << shape[getSplitDim()]
+           << " cannot be split into " << *group << " chunks";
+  shape[getSplitDim()] /= *group;
+  split = RankedTensorType::get(shape, input.getElementType());
+  return verifyResizedDim(*this, split, result, getConcatDim(), *group, 1);
+}
+
+LogicalResult AxisIndexOp::verify() {
+  return verifyGroup(*this, getMeshAttr(), getAxes());
+}
+
+LogicalResult SendOp::verify() {
+  return verifyGroup(*this, getMeshAttr(), getAxes());
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyGroup(*this, getMeshAttr(), getAxes());
+}
+
+#define GET_OP_CLASSES
+#include "dist/IR/DistOps.cpp.inc"

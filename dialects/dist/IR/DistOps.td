@@ -1,0 +1,149 @@
+//===- DistOps.td - mesh, annotations and collectives ------*- tablegen -*-===//
+
+#ifndef DIST_IR_DISTOPS_TD
+#define DIST_IR_DISTOPS_TD
+
+include "dist/IR/DistBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Dist_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Dist_Dialect, mnemonic, traits>;
+
+def Dist_MeshOp : Dist_Op<"mesh", [Symbol]> {
+  let summary = "a logical mesh of ranks with named axes";
+  let description = [{
+    `dist.mesh @m axes = [dp = 2, tp = 4]` has 8 ranks; rank r has
+    coordinates (r / 4, r % 4): the last axis is minor.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axis_names,
+                       DenseI64ArrayAttr:$axis_sizes);
+  let assemblyFormat = [{
+    $sym_name `axes` `=` custom<MeshAxes>($axis_names, $axis_sizes) attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumRanks();
+    /// The size of `axis`, or nullopt for an axis the mesh lacks.
+    std::optional<int64_t> getAxisSize(::llvm::StringRef axis);
+    /// The product of the sizes of `axes` (all of which must exist).
+    int64_t getGroupSize(::llvm::ArrayRef<::mlir::StringAttr> axes);
+  }];
+}
+
+def Dist_ConstraintOp : Dist_Op<"constraint", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "pins the sharding of a value mid-graph";
+  let description = [{
+    The result is the input laid out as `sharding`. Propagation treats the
+    sharding as a user's annotation; partitioning turns it into whatever
+    collective reaches it, and then the op disappears.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Dist_ShardingAttr:$sharding);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input $sharding attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+// Collectives on local tensors; `axes` name the group.
+class Dist_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Dist_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let hasVerifier = 1;
+}
+
+def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce",
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "combines the group's tensors; every rank gets the result";
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, Dist_ReductionKindAttr:$reduction);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $reduction $input `on` $mesh $axes attr-dict `:` type($input)
+  }];
+}
+
+def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather"> {
+  let summary = "concatenates the group's tensors along a dimension";
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter"> {
+  let summary = "sums the group's tensors; each rank keeps its chunk of a dimension";
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Dist_AllToAllOp : Dist_CollectiveOp<"all_to_all"> {
+  let summary = "moves a split from one dimension to another";
+  let description = [{
+    Rank j of the group sends the j-th chunk of `split_dim` to every rank
+    and concatenates what it receives along `concat_dim`: a tensor split on
+    `concat_dim` becomes split on `split_dim`.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$split_dim,
+                       I64Attr:$concat_dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $axes `split` `=` $split_dim `concat` `=` $concat_dim
+    attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Dist_AllSliceOp : Dist_CollectiveOp<"all_slice"> {
+  let summary = "keeps this rank's chunk of a dimension; no communication";
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Dist_AxisIndexOp : Dist_CollectiveOp<"axis_index"> {
+  let summary = "this rank's linearized coordinate over the axes";
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
+  let results = (outs 0DTensorOf<[I64]>:$result);
+  let assemblyFormat = "`on` $mesh $axes attr-dict `:` type($result)";
+}
+
+def Dist_SendOp : Dist_Op<"send", [MemoryEffects<[MemWrite]>]> {
+  let summary = "sends a tensor to the rank `shift` steps along the axes";
+  let description = [{
+    Along the linearized coordinate c over `axes`, rank c sends to rank
+    c + shift; ranks whose target falls outside the group send nothing.
+    The matching `dist.recv` has the opposite shift.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$shift);
+  let assemblyFormat = [{
+    $input `on` $mesh $axes `shift` `=` $shift attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_RecvOp : Dist_Op<"recv", [MemoryEffects<[MemRead]>]> {
+  let summary = "receives the tensor sent by the rank `shift` steps along the axes";
+  let description = [{
+    Rank c receives from rank c + shift; a rank whose source falls outside
+    the group receives zeros.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       I64Attr:$shift);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    `on` $mesh $axes `shift` `=` $shift attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // DIST_IR_DISTOPS_TD

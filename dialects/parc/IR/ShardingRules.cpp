@@ -1,0 +1,315 @@
+//===- ShardingRules.cpp - the sharding rule of each parc op --------------===//
+//
+// Pointwise ops use the interface's default (getBroadcastShardingRule); the
+// ops below have their own rule. See ShardingRule.h for the vocabulary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/IR/ParcOps.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+/// One factor of `kind` per dimension of `shape`.
+static TensorFactors addFactorPerDim(ShardingRule &rule,
+                                     ArrayRef<int64_t> shape,
+                                     FactorKind kind) {
+  TensorFactors dims;
+  for (int64_t size : shape)
+    dims.push_back({rule.addFactor(size, kind)});
+  return dims;
+}
+
+ShardingRule MatmulOp::getShardingRule() {
+  ArrayRef<int64_t> resultShape = getType().getShape();
+  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
+  ArrayRef<int64_t> batch = resultShape.drop_back(2);
+
+  // Batch dimensions broadcast like a pointwise op's.
+  ShardingRuleBuilder builder(batch);
+  builder.addBroadcastTensor(lhs.getShape().drop_back(2), /*isResult=*/false);
+  builder.addBroadcastTensor(rhs.getShape().drop_back(2), /*isResult=*/false);
+  builder.addBroadcastTensor(batch, /*isResult=*/true);
+  ShardingRule rule = builder.build();
+
+  int64_t k = getTransposeLhs() ? lhs.getShape().drop_back().back()
+                                : lhs.getShape().back();
+  int64_t m = rule.addFactor(resultShape.drop_back().back(),
+                             FactorKind::Parallel);
+  int64_t n = rule.addFactor(resultShape.back(), FactorKind::Parallel);
+  int64_t reduction = rule.addFactor(k, FactorKind::Reduction);
+
+  // addBroadcastTensor filled the operands' batch dimensions; append theirs.
+  ShardingRule full;
+  for (const Factor &factor : rule.getFactors())
+    full.addFactor(factor.size, factor.kind, factor.needsLocalRewrite);
+  auto matrix = [](const TensorFactors &batchDims, int64_t rows,
+                   int64_t columns, bool transposed) {
+    TensorFactors dims = batchDims;
+    dims.push_back({transposed ? columns : rows});
+    dims.push_back({transposed ? rows : columns});
+    return dims;
+  };
+  full.addOperand(matrix(rule.getOperands()[0], m, reduction,
+                         getTransposeLhs()));
+  full.addOperand(matrix(rule.getOperands()[1], reduction, n,
+                         getTransposeRhs()));
+  TensorFactors result = rule.getResults()[0];
+  result.push_back({m});
+  result.push_back({n});
+  full.addResult(result);
+  return full;
+}
+
+ShardingRule SoftmaxOp::getShardingRule() {
+  ShardingRuleBuilder builder(getType().getShape());
+  builder.addBroadcastTensor(getType().getShape(), /*isResult=*/false)
+      .addBroadcastTensor(getType().getShape(), /*isResult=*/true)
+      .setKind(getAxis(), FactorKind::Replicated);
+  return builder.build();
+}
+
+/// Normalization over the last axis: it stays whole; the per-feature
+/// parameters span it.
+static ShardingRule normalizationRule(ArrayRef<int64_t> shape,
+                                      unsigned numParameters) {
+  int64_t last = shape.size() - 1;
+  ShardingRuleBuilder builder(shape);
+  builder.setKind(last, FactorKind::Replicated);
+  builder.addBroadcastTensor(shape, /*isResult=*/false);
+  for (unsigned i = 0; i < numParameters; ++i)
+    builder.addBroadcastTensor(shape.take_back(), /*isResult=*/false);
+  builder.addBroadcastTensor(shape, /*isResult=*/true);
+  return builder.build();
+}
+
+ShardingRule LayerNormOp::getShardingRule() {
+  return normalizationRule(getType().getShape(), /*numParameters=*/2);
+}
+
+ShardingRule RmsNormOp::getShardingRule() {
+  return normalizationRule(getType().getShape(), /*numParameters=*/1);
+}
+
+// Vocab-parallel lookup (Megatron-LM): each rank holds a slice of the rows,
+// looks up the ids that fall in it and yields zeros for the others, so the
+// results are partial sums over the vocabulary's axes.
+ShardingRule EmbeddingOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> tableShape = getTable().getType().getShape();
+  TensorFactors ids =
+      addFactorPerDim(rule, getIds().getType().getShape(), FactorKind::Parallel);
+  int64_t vocab = rule.addFactor(tableShape[0], FactorKind::Reduction,
+                                 /*needsLocalRewrite=*/true);
+  int64_t features = rule.addFactor(tableShape[1], FactorKind::Parallel);
+  rule.addOperand({{vocab}, {features}});
+  rule.addOperand(ids);
+  TensorFactors result = ids;
+  result.push_back({features});
+  rule.addResult(result);
+  return rule;
+}
+
+/// Splits a reshape into groups of dimensions with equal products. A group
+/// with one dimension on either side becomes compound factors; a group with
+/// several on both sides (a [6, 4] -> [4, 6] shuffle) must stay whole.
+ShardingRule ReshapeOp::getShardingRule() {
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  ShardingRule rule;
+  TensorFactors inDims(in.size()), outDims(out.size());
+  if (llvm::is_contained(in, 0) || llvm::is_contained(out, 0)) {
+    rule.addOperand(addFactorPerDim(rule, in, FactorKind::Replicated));
+    rule.addResult(addFactorPerDim(rule, out, FactorKind::Replicated));
+    return rule;
+  }
+  size_t i = 0, j = 0;
+  while (i < in.size() || j < out.size()) {
+    // Size-1 dimensions span no factor.
+    if (i < in.size() && in[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (j < out.size() && out[j] == 1) {
+      ++j;
+      continue;
+    }
+    SmallVector<size_t> inGroup = {i}, outGroup = {j};
+    int64_t inProduct = in[i], outProduct = out[j];
+    while (inProduct != outProduct) {
+      if (inProduct < outProduct) {
+        inProduct *= in[++i];
+        inGroup.push_back(i);
+      } else {
+        outProduct *= out[++j];
+        outGroup.push_back(j);
+      }
+    }
+    ++i;
+    ++j;
+    auto compound = [&](size_t wholeDim, ArrayRef<int64_t> wholeShape,
+                        TensorFactors &wholeDims, ArrayRef<size_t> parts,
+                        ArrayRef<int64_t> partShape, TensorFactors &partDims) {
+      (void)wholeShape;
+      for (size_t part : parts) {
+        if (partShape[part] == 1)
+          continue;
+        int64_t factor = rule.addFactor(partShape[part], FactorKind::Parallel);
+        partDims[part].push_back(factor);
+        wholeDims[wholeDim].push_back(factor);
+      }
+    };
+    if (inGroup.size() == 1)
+      compound(inGroup[0], in, inDims, outGroup, out, outDims);
+    else if (outGroup.size() == 1)
+      compound(outGroup[0], out, outDims, inGroup, in, inDims);
+    else {
+      for (size_t dim : inGroup)
+        inDims[dim].push_back(rule.addFactor(in[dim], FactorKind::Replicated));
+      for (size_t dim : outGroup)
+        outDims[dim].push_back(
+            rule.addFactor(out[dim], FactorKind::Replicated));
+    }
+  }
+  rule.addOperand(inDims);
+  rule.addResult(outDims);
+  return rule;
+}
+
+ShardingRule TransposeOp::getShardingRule() {
+  ShardingRule rule;
+  TensorFactors in = addFactorPerDim(rule, getInput().getType().getShape(),
+                                     FactorKind::Parallel);
+  TensorFactors out;
+  for (int64_t dim : getPermutation())
+    out.push_back(in[dim]);
+  rule.addOperand(in);
+  rule.addResult(out);
+  return rule;
+}
+
+/// Reduced dimensions become factors of `kind`; kept size-1 dimensions span
+/// no factor.
+static ShardingRule reductionRule(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> axes, bool keepdims,
+                                  FactorKind kind) {
+  ShardingRule rule;
+  TensorFactors in, out;
+  for (auto [dim, size] : llvm::enumerate(shape)) {
+    bool reduced = llvm::is_contained(axes, static_cast<int64_t>(dim));
+    int64_t factor =
+        rule.addFactor(size, reduced ? kind : FactorKind::Parallel);
+    in.push_back({factor});
+    if (!reduced)
+      out.push_back({factor});
+    else if (keepdims)
+      out.emplace_back();
+  }
+  rule.addOperand(in);
+  rule.addResult(out);
+  return rule;
+}
+
+ShardingRule ReduceSumOp::getShardingRule() {
+  return reductionRule(getInput().getType().getShape(), getAxes(),
+                       getKeepdims(), FactorKind::Reduction);
+}
+
+// A partial mean would need rescaling by shard sizes; keep the axes whole.
+ShardingRule ReduceMeanOp::getShardingRule() {
+  return reductionRule(getInput().getType().getShape(), getAxes(),
+                       getKeepdims(), FactorKind::Replicated);
+}
+
+ShardingRule ConcatOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> shape = getType().getShape();
+  int64_t axis = getAxis();
+  TensorFactors shared;
+  for (auto [dim, size] : llvm::enumerate(shape))
+    shared.push_back(static_cast<int64_t>(dim) == axis
+                         ? DimFactors()
+                         : DimFactors{rule.addFactor(size,
+                                                     FactorKind::Parallel)});
+  // The joined axis is a different index space in every tensor.
+  auto withAxis = [&](int64_t size) {
+    TensorFactors dims = shared;
+    dims[axis] = {rule.addFactor(size, FactorKind::Replicated)};
+    return dims;
+  };
+  for (Value input : getInputs())
+    rule.addOperand(
+        withAxis(cast<RankedTensorType>(input.getType()).getDimSize(axis)));
+  rule.addResult(withAxis(shape[axis]));
+  return rule;
+}
+
+ShardingRule SliceOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  TensorFactors inDims, outDims;
+  for (auto [dim, size] : llvm::enumerate(in)) {
+    bool whole = getOffsets()[dim] == 0 && getSizes()[dim] == size &&
+                 getStrides()[dim] == 1;
+    if (whole) {
+      int64_t factor = rule.addFactor(size, FactorKind::Parallel);
+      inDims.push_back({factor});
+      outDims.push_back({factor});
+      continue;
+    }
+    inDims.push_back({rule.addFactor(size, FactorKind::Replicated)});
+    outDims.push_back(
+        {rule.addFactor(getSizes()[dim], FactorKind::Replicated)});
+  }
+  rule.addOperand(inDims);
+  rule.addResult(outDims);
+  return rule;
+}
+
+// A constant is materialized whole on every rank; users slice it.
+ShardingRule ConstantOp::getShardingRule() {
+  ShardingRule rule;
+  rule.addResult(
+      addFactorPerDim(rule, getType().getShape(), FactorKind::Replicated));
+  return rule;
+}
+
+// Batch and heads split freely; a query's keys and features stay whole.
+ShardingRule AttentionOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> q = getQuery().getType().getShape();
+  ArrayRef<int64_t> k = getKey().getType().getShape();
+  ArrayRef<int64_t> v = getValue().getType().getShape();
+  int64_t batch = rule.addFactor(q[0], FactorKind::Parallel);
+  int64_t heads = rule.addFactor(q[1], FactorKind::Parallel);
+  int64_t queries = rule.addFactor(q[2], FactorKind::Replicated);
+  int64_t keys = rule.addFactor(k[2], FactorKind::Replicated);
+  int64_t features = rule.addFactor(q[3], FactorKind::Replicated);
+  int64_t valueFeatures = rule.addFactor(v[3], FactorKind::Replicated);
+  rule.addOperand({{batch}, {heads}, {queries}, {features}});
+  rule.addOperand({{batch}, {heads}, {keys}, {features}});
+  rule.addOperand({{batch}, {heads}, {keys}, {valueFeatures}});
+  rule.addResult({{batch}, {heads}, {queries}, {valueFeatures}});
+  return rule;
+}
+
+// The loss is a mean over the label positions: sharding them leaves partial
+// sums once each rank scales its mean by its share. Sharding the classes
+// is Megatron's vocab-parallel loss: max and sum all-reduces, no gather of
+// the logits. Both need the op's local rewrite.
+ShardingRule CrossEntropyOp::getShardingRule() {
+  ShardingRule rule;
+  TensorFactors positions;
+  for (int64_t size : getLabels().getType().getShape())
+    positions.push_back({rule.addFactor(size, FactorKind::Reduction,
+                                        /*needsLocalRewrite=*/true)});
+  int64_t classes = rule.addFactor(getLogits().getType().getShape().back(),
+                                   FactorKind::Reduction,
+                                   /*needsLocalRewrite=*/true);
+  TensorFactors logits = positions;
+  logits.push_back({classes});
+  rule.addOperand(logits);
+  rule.addOperand(positions);
+  rule.addResult({});
+  return rule;
+}
