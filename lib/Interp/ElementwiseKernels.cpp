@@ -59,6 +59,7 @@ static double over(double a, double b) { return a / b; }
 
 static double negate(double x) { return -x; }
 static double exponential(double x) { return std::exp(x); }
+static double logarithm(double x) { return std::log(x); }
 static double hyperbolicTangent(double x) { return std::tanh(x); }
 static double relu(double x) { return x > 0 ? x : 0.0; }
 static double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
@@ -87,6 +88,7 @@ void mlir::parc::interp::attachElementwiseKernels(MLIRContext *context) {
   attachKernel<NegOp, unaryKernel<NegOp, negate>>(context);
   attachKernel<ExpOp, unaryKernel<ExpOp, exponential>>(context);
   attachKernel<TanhOp, unaryKernel<TanhOp, hyperbolicTangent>>(context);
+  attachKernel<LogOp, unaryKernel<LogOp, logarithm>>(context);
   attachKernel<ReluOp, unaryKernel<ReluOp, relu>>(context);
   attachKernel<SigmoidOp, unaryKernel<SigmoidOp, sigmoid>>(context);
   attachKernel<SiluOp, unaryKernel<SiluOp, silu>>(context);

@@ -87,8 +87,14 @@ static LogicalResult embeddingKernel(EmbeddingOp op,
                                      MutableArrayRef<Tensor> results) {
   const Tensor &table = *operands[0], &ids = *operands[1];
   int64_t vocab = table.shape[0], dim = table.shape[1];
+  // A table with a row offset holds a slice of the vocabulary; ids outside
+  // it contribute zero rows (the result is zero-filled).
+  bool sliced = operands.size() > 2;
+  double offset = sliced ? operands[2]->values[0] : 0.0;
   for (int64_t n = 0; n < ids.getNumElements(); ++n) {
-    double id = ids.values[n];
+    double id = ids.values[n] - offset;
+    if (sliced && !(id >= 0 && id < vocab))
+      continue;
     if (!(id >= 0 && id < vocab))
       return op.emitOpError() << "ids element " << n << " is "
                               << static_cast<int64_t>(id)
@@ -100,7 +106,27 @@ static LogicalResult embeddingKernel(EmbeddingOp op,
   return success();
 }
 
+static LogicalResult takeKernel(TakeOp op, ArrayRef<const Tensor *> operands,
+                                MutableArrayRef<Tensor> results) {
+  const Tensor &input = *operands[0], &indices = *operands[1];
+  int64_t classes = input.shape.back();
+  bool shifted = operands.size() > 2;
+  double offset = shifted ? operands[2]->values[0] : 0.0;
+  for (int64_t n = 0; n < indices.getNumElements(); ++n) {
+    double index = indices.values[n] - offset;
+    if (index >= 0 && index < classes)
+      results[0].values[n] =
+          input.values[n * classes + static_cast<int64_t>(index)];
+    else if (!shifted)
+      return op.emitOpError() << "indices element " << n << " is "
+                              << static_cast<int64_t>(indices.values[n])
+                              << ", outside [0, " << classes << ")";
+  }
+  return success();
+}
+
 void mlir::parc::interp::attachLayoutKernels(MLIRContext *context) {
+  attachKernel<TakeOp, takeKernel>(context);
   attachKernel<ReshapeOp, reshapeKernel>(context);
   attachKernel<TransposeOp, transposeKernel>(context);
   attachKernel<ConcatOp, concatKernel>(context);

@@ -90,7 +90,8 @@ struct GptBuilder {
 
     g.setScope("wte");
     Value wte = g.addParam("wte.weight", {config.vocab, config.hidden});
-    Value x = EmbeddingOp::create(g.builder(), g.loc(), wte, inputIds);
+    Value x = EmbeddingOp::create(g.builder(), g.loc(), wte, inputIds,
+                                  /*row_offset=*/Value());
     g.setScope("wpe");
     Value wpe = g.addParam("wpe.weight", {s, config.hidden});
     x = residual(x, wpe);

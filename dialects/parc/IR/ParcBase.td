@@ -40,5 +40,8 @@ def Parc_IntElement : AnyTypeOf<[I32, I64]>;
 def Parc_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
 def Parc_IntTensor : StaticShapeTensorOf<[I32, I64]>;
 def Parc_AnyTensor : StaticShapeTensorOf<[F32, BF16, F16, I32, I64]>;
+// A scalar position such as a rank's first vocabulary row.
+def Parc_OffsetScalar : 0DTensorOf<[I64]>, BuildableType<
+    "::mlir::RankedTensorType::get({}, $_builder.getI64Type())">;
 
 #endif // PARC_IR_PARCBASE_TD

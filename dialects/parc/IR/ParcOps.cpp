@@ -287,6 +287,29 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
 
 int64_t EmbeddingOp::getFlopCount() { return 0; }
 
+LogicalResult TakeOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> input =
+      tensorOperand<TakeOp>(loc, adaptor.getInput(), "input");
+  FailureOr<RankedTensorType> indices =
+      tensorOperand<TakeOp>(loc, adaptor.getIndices(), "indices");
+  if (failed(input) || failed(indices))
+    return failure();
+  if (input->getRank() < 1)
+    return shapeError<TakeOp>(loc, "operand 'input' must have rank >= 1");
+  ArrayRef<int64_t> expected = input->getShape().drop_back();
+  if (indices->getShape() != expected)
+    return shapeError<TakeOp>(
+        loc, "operand 'indices' must have the shape of 'input' without its "
+             "last dimension");
+  results.push_back(RankedTensorType::get(expected, input->getElementType()));
+  return success();
+}
+
+int64_t TakeOp::getFlopCount() { return 0; }
+
 //===----------------------------------------------------------------------===//
 // Layout: reshape, transpose, concat, slice
 //===----------------------------------------------------------------------===//
@@ -460,6 +483,14 @@ LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *,
   return inferReduction<ReduceMeanOp>(loc, adaptor, results);
 }
 
+LogicalResult ReduceMaxOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferReduction<ReduceMaxOp>(loc, adaptor, results);
+}
+
+int64_t ReduceMaxOp::getFlopCount() { return numElements(getInput().getType()); }
 int64_t ReduceSumOp::getFlopCount() { return numElements(getInput().getType()); }
 int64_t ReduceMeanOp::getFlopCount() {
   return numElements(getInput().getType());

@@ -86,6 +86,7 @@ class Parc_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
 
 def Parc_NegOp : Parc_UnaryOp<"neg", "elementwise negation">;
 def Parc_ExpOp : Parc_UnaryOp<"exp", "elementwise exponential">;
+def Parc_LogOp : Parc_UnaryOp<"log", "elementwise natural logarithm">;
 def Parc_TanhOp : Parc_UnaryOp<"tanh", "elementwise hyperbolic tangent">;
 def Parc_ReluOp : Parc_UnaryOp<"relu", "elementwise max(x, 0)">;
 def Parc_SigmoidOp : Parc_UnaryOp<"sigmoid", "elementwise 1 / (1 + exp(-x))">;
@@ -153,11 +154,34 @@ def Parc_EmbeddingOp : Parc_ShapedOp<"embedding"> {
   let description = [{
     `table` is [vocab, dim]; `ids` of any shape S gives a result of shape
     S x [dim]. An id outside [0, vocab) is an error at evaluation time.
+
+    With `row_offset`, the table holds rows [offset, offset + vocab) of a
+    larger table (vocab-parallel lookup): an id outside them yields a row of
+    zeros. Partitioning creates this form.
   }];
-  let arguments = (ins Parc_FloatTensor:$table, Parc_IntTensor:$ids);
+  let arguments = (ins Parc_FloatTensor:$table, Parc_IntTensor:$ids,
+                       Optional<Parc_OffsetScalar>:$row_offset);
   let results = (outs Parc_FloatTensor:$result);
   let assemblyFormat = [{
-    $table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($result)
+    $table `,` $ids (`row_offset` $row_offset^)? attr-dict `:` type($table) `,`
+    type($ids) `->` type($result)
+  }];
+}
+
+def Parc_TakeOp : Parc_ShapedOp<"take"> {
+  let summary = "picks one element of the last dimension per position";
+  let description = [{
+    `input` is S x [classes] and `indices` has shape S: the result at p is
+    input[p, indices[p] - offset], or 0 where that index falls outside
+    [0, classes). The offset is 0 without `index_offset`. An index out of
+    range without an offset is an error at evaluation time.
+  }];
+  let arguments = (ins Parc_FloatTensor:$input, Parc_IntTensor:$indices,
+                       Optional<Parc_OffsetScalar>:$index_offset);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices (`index_offset` $index_offset^)? attr-dict `:`
+    type($input) `,` type($indices) `->` type($result)
   }];
 }
 
@@ -193,6 +217,7 @@ class Parc_ReduceOp<string mnemonic, string what> : Parc_ShapedOp<mnemonic> {
 
 def Parc_ReduceSumOp : Parc_ReduceOp<"reduce_sum", "sum">;
 def Parc_ReduceMeanOp : Parc_ReduceOp<"reduce_mean", "mean">;
+def Parc_ReduceMaxOp : Parc_ReduceOp<"reduce_max", "maximum">;
 
 def Parc_ConcatOp : Parc_ShapedOp<"concat"> {
   let summary = "joins tensors along one axis";

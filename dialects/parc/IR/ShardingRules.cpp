@@ -104,6 +104,8 @@ ShardingRule EmbeddingOp::getShardingRule() {
   int64_t features = rule.addFactor(tableShape[1], FactorKind::Parallel);
   rule.addOperand({{vocab}, {features}});
   rule.addOperand(ids);
+  if (getRowOffset())
+    rule.addOperand({});
   TensorFactors result = ids;
   result.push_back({features});
   rule.addResult(result);
@@ -215,10 +217,31 @@ ShardingRule ReduceSumOp::getShardingRule() {
                        getKeepdims(), FactorKind::Reduction);
 }
 
+ShardingRule ReduceMaxOp::getShardingRule() {
+  return reductionRule(getInput().getType().getShape(), getAxes(),
+                       getKeepdims(), FactorKind::Replicated);
+}
+
 // A partial mean would need rescaling by shard sizes; keep the axes whole.
 ShardingRule ReduceMeanOp::getShardingRule() {
   return reductionRule(getInput().getType().getShape(), getAxes(),
                        getKeepdims(), FactorKind::Replicated);
+}
+
+// Positions split freely; the picked-from dimension stays whole.
+ShardingRule TakeOp::getShardingRule() {
+  ShardingRule rule;
+  TensorFactors positions = addFactorPerDim(
+      rule, getIndices().getType().getShape(), FactorKind::Parallel);
+  TensorFactors input = positions;
+  input.push_back({rule.addFactor(getInput().getType().getShape().back(),
+                                  FactorKind::Replicated)});
+  rule.addOperand(input);
+  rule.addOperand(positions);
+  if (getIndexOffset())
+    rule.addOperand({});
+  rule.addResult(positions);
+  return rule;
 }
 
 ShardingRule ConcatOp::getShardingRule() {

@@ -3,6 +3,8 @@
 #ifndef PARC_TRANSFORMS_PASSES_H
 #define PARC_TRANSFORMS_PASSES_H
 
+#include "dist/IR/DistDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "parc/IR/ParcDialect.h"

@@ -36,4 +36,22 @@ def PrintShardingRulesPass : Pass<"parc-print-sharding-rules"> {
   }];
 }
 
+def ShardingPropagationPass
+    : Pass<"parc-propagate-sharding", "::mlir::func::FuncOp"> {
+  let summary = "Gives every value a sharding, from a few annotations";
+  let description = [{
+    Seeds: `dist.sharding` on arguments, results and `dist.constraint`
+    (explicit), `dist.plan_sharding` on arguments (plan). Walks ops forward
+    and backward through their ShardingRuleOpInterface to a fixed point.
+    Per factor, the highest-priority shardings win (explicit > plan >
+    propagated); among equals the one that moves fewer bytes, then the
+    smaller axis list. Two explicit annotations that shard one factor
+    differently are an error.
+
+    Writes `dist.sharding` on every argument, `dist.shardings` (one per
+    result) on every op, and `dist.mesh` on the function.
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
 #endif // PARC_TRANSFORMS_PASSES_TD

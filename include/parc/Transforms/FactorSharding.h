@@ -1,0 +1,50 @@
+//===- FactorSharding.h - between tensor and factor shardings ---*- C++ -*-===//
+//
+// Propagation and partitioning move between two views of an op: the
+// sharding of each operand and result, and the mesh axes of each factor of
+// the op's ShardingRule.
+//
+// Example, parc.matmul [8, 16] x [16, 32] on a mesh [tp = 4] with factors
+// m = 8, n = 32, k = 16 (reduction):
+//   project  w: [[], [tp]]            -> factor axes {m: [], n: [tp], k: []}
+//   derive   x from {n: [tp]}         -> [[], []]
+//   derive   y from {n: [tp]}         -> [[], [tp]]
+//   derive   y from {k: [tp]}         -> [[], []] partial [tp]
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_TRANSFORMS_FACTORSHARDING_H
+#define PARC_TRANSFORMS_FACTORSHARDING_H
+
+#include "parc/IR/ShardingRule.h"
+#include "parc/Transforms/TensorSharding.h"
+
+namespace mlir::parc {
+
+/// Mesh axes per factor of a rule, major to minor.
+using FactorAxes = SmallVector<AxisList>;
+
+/// The factor axes that `sharding` of a tensor spanning `tensor` implies.
+/// Axes that cannot be placed on the dimension's factors (a split that is
+/// not contiguous, or that does not divide the factor) are dropped.
+FactorAxes projectOntoFactors(const ShardingRule &rule,
+                              const TensorFactors &tensor,
+                              const TensorSharding &sharding,
+                              dist::MeshOp mesh);
+
+/// The dimension shardings of a tensor spanning `tensor` under `factors`;
+/// `partial` lists the axes of sharded reduction factors when `isResult`.
+TensorSharding deriveTensorSharding(const ShardingRule &rule,
+                                    const TensorFactors &tensor,
+                                    const FactorAxes &factors, bool isResult);
+
+/// Makes `factors` realizable: no axis on a replicated factor, each axis on
+/// one factor only (earlier factors keep theirs), axis products dividing
+/// factor sizes, and compound dimensions split contiguously (a minor factor
+/// is split only once the major ones are fully split).
+void legalizeFactorAxes(const ShardingRule &rule, FactorAxes &factors,
+                        dist::MeshOp mesh);
+
+} // namespace mlir::parc
+
+#endif // PARC_TRANSFORMS_FACTORSHARDING_H

@@ -1,0 +1,79 @@
+//===- FactorSharding.cpp - between tensor and factor shardings -----------===//
+
+#include "parc/Transforms/FactorSharding.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+FactorAxes mlir::parc::projectOntoFactors(const ShardingRule &rule,
+                                          const TensorFactors &tensor,
+                                          const TensorSharding &sharding,
+                                          dist::MeshOp mesh) {
+  FactorAxes factors(rule.getFactors().size());
+  for (auto [dimFactors, axes] : llvm::zip_equal(tensor, sharding.dims)) {
+    // Fill the dimension's factors major to minor: an axis goes to the
+    // current factor while it divides what is left of it.
+    size_t current = 0;
+    int64_t remaining =
+        dimFactors.empty() ? 1 : rule.getFactors()[dimFactors[0]].size;
+    for (StringAttr axis : axes) {
+      int64_t size = mesh.getAxisSize(axis.getValue()).value_or(1);
+      while (remaining == 1 && current + 1 < dimFactors.size())
+        remaining = rule.getFactors()[dimFactors[++current]].size;
+      if (dimFactors.empty() || remaining % size != 0)
+        break;
+      factors[dimFactors[current]].push_back(axis);
+      remaining /= size;
+    }
+  }
+  return factors;
+}
+
+TensorSharding mlir::parc::deriveTensorSharding(const ShardingRule &rule,
+                                                const TensorFactors &tensor,
+                                                const FactorAxes &factors,
+                                                bool isResult) {
+  TensorSharding sharding = TensorSharding::replicated(tensor.size());
+  for (auto [dim, dimFactors] : llvm::enumerate(tensor))
+    for (int64_t factor : dimFactors)
+      llvm::append_range(sharding.dims[dim], factors[factor]);
+  if (isResult)
+    for (auto [factor, axes] : llvm::enumerate(factors))
+      if (rule.getFactors()[factor].kind == FactorKind::Reduction)
+        llvm::append_range(sharding.partial, axes);
+  return sharding;
+}
+
+void mlir::parc::legalizeFactorAxes(const ShardingRule &rule,
+                                    FactorAxes &factors, dist::MeshOp mesh) {
+  ArrayRef<Factor> info = rule.getFactors();
+  llvm::SmallDenseSet<StringAttr> used;
+  for (auto [factor, axes] : llvm::enumerate(factors)) {
+    if (info[factor].kind == FactorKind::Replicated) {
+      axes.clear();
+      continue;
+    }
+    AxisList kept;
+    int64_t product = 1;
+    for (StringAttr axis : axes) {
+      std::optional<int64_t> size = mesh.getAxisSize(axis.getValue());
+      if (!size || used.contains(axis) || info[factor].size % (product * *size))
+        break;
+      product *= *size;
+      kept.push_back(axis);
+      used.insert(axis);
+    }
+    axes = kept;
+  }
+  // A minor factor of a compound dimension may be split only when all the
+  // factors before it are split completely.
+  for (const TensorFactors *tensor : rule.getTensors())
+    for (const DimFactors &dimFactors : *tensor) {
+      bool majorComplete = true;
+      for (int64_t factor : dimFactors) {
+        if (!majorComplete)
+          factors[factor].clear();
+        majorComplete = mesh.getGroupSize(factors[factor]) == info[factor].size;
+      }
+    }
+}
