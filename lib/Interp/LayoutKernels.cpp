@@ -87,10 +87,10 @@ static LogicalResult embeddingKernel(EmbeddingOp op,
                                      MutableArrayRef<Tensor> results) {
   const Tensor &table = *operands[0], &ids = *operands[1];
   int64_t vocab = table.shape[0], dim = table.shape[1];
-  // A table with a row offset holds a slice of the vocabulary; ids outside
-  // it contribute zero rows (the result is zero-filled).
+  // A table with a shard index holds one block of the vocabulary; ids
+  // outside it contribute zero rows (the result is zero-filled).
   bool sliced = operands.size() > 2;
-  double offset = sliced ? operands[2]->values[0] : 0.0;
+  double offset = sliced ? operands[2]->values[0] * vocab : 0.0;
   for (int64_t n = 0; n < ids.getNumElements(); ++n) {
     double id = ids.values[n] - offset;
     if (sliced && !(id >= 0 && id < vocab))
@@ -111,7 +111,7 @@ static LogicalResult takeKernel(TakeOp op, ArrayRef<const Tensor *> operands,
   const Tensor &input = *operands[0], &indices = *operands[1];
   int64_t classes = input.shape.back();
   bool shifted = operands.size() > 2;
-  double offset = shifted ? operands[2]->values[0] : 0.0;
+  double offset = shifted ? operands[2]->values[0] * classes : 0.0;
   for (int64_t n = 0; n < indices.getNumElements(); ++n) {
     double index = indices.values[n] - offset;
     if (index >= 0 && index < classes)

@@ -125,7 +125,13 @@ mlir::parc::interp::prepareArguments(ArrayRef<ModelArgument> arguments,
       tensors.push_back(std::move(*tensor));
       continue;
     }
-    if (ArrayRef<int64_t>(it->second.shape) != argument.type.getShape())
+    ArrayRef<int64_t> fileShape = it->second.shape;
+    bool asCheckpoint =
+        argument.checkpointShape &&
+        fileShape == ArrayRef<int64_t>(*argument.checkpointShape) &&
+        static_cast<int64_t>(it->second.values.size()) ==
+            argument.type.getNumElements();
+    if (fileShape != argument.type.getShape() && !asCheckpoint)
       return llvm::createStringError(
           "tensor '%s' has shape %s in the file but the model's %s argument "
           "has shape %s",
@@ -139,7 +145,8 @@ mlir::parc::interp::prepareArguments(ArrayRef<ModelArgument> arguments,
           "tensor '%s' holds non-integer values but the model's argument "
           "holds integers",
           argument.name.c_str());
-    tensors.push_back(it->second);
+    // A checkpoint-shaped tensor holds the same row-major elements.
+    tensors.emplace_back(argument.type.getShape(), it->second.values);
   }
   return tensors;
 }

@@ -4,6 +4,11 @@
 // weights stored [in, out]), so a GPT-2 safetensors checkpoint loads as is.
 // wpe is [seq, hidden]: with seq = 1024 it is GPT-2's full table.
 //
+// The fused QKV projection keeps GPT-2's bytes but names their structure:
+// c_attn.weight is [hidden, 3, heads, head_dim] (checkpoint shape
+// [hidden, 3 * hidden], the same row-major elements), so that splitting its
+// heads dimension is a plain sharding and tensor parallelism splits heads.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GraphBuilder.h"
@@ -38,26 +43,41 @@ struct GptBuilder {
     return g.linear(x, weight, bias);
   }
 
-  /// Part `which` (0 = q, 1 = k, 2 = v) of the fused projection, as
-  /// [batch, heads, seq, head_dim].
+  /// Part `which` (0 = q, 1 = k, 2 = v) of the [batch, 3, heads, seq,
+  /// head_dim] projection, as [batch, heads, seq, head_dim].
   Value splitHeads(Value qkv, int64_t which) {
     int64_t b = config.batch, s = config.seq, h = config.heads,
             d = headDim();
     Value part = SliceOp::create(g.builder(), g.loc(), qkv,
-                                 ArrayRef<int64_t>{0, 0, which, 0, 0},
-                                 ArrayRef<int64_t>{b, s, 1, h, d},
+                                 ArrayRef<int64_t>{0, which, 0, 0, 0},
+                                 ArrayRef<int64_t>{b, 1, h, s, d},
                                  ArrayRef<int64_t>{1, 1, 1, 1, 1});
-    part = g.reshape(part, {b, s, h, d});
-    return TransposeOp::create(g.builder(), g.loc(), part,
-                               ArrayRef<int64_t>{0, 2, 1, 3});
+    return g.reshape(part, {b, h, s, d});
+  }
+
+  /// x [batch, seq, hidden] times c_attn as one batched matmul over
+  /// (3, heads): [batch, 1, 1, seq, hidden] x [3, heads, hidden, head_dim].
+  Value projectQkv(Value x, const std::string &prefix) {
+    int64_t b = config.batch, s = config.seq, hidden = config.hidden,
+            h = config.heads, d = headDim();
+    g.setScope(prefix);
+    Value weight = g.addParam(prefix + ".weight", {hidden, 3, h, d});
+    g.setCheckpointShape({hidden, 3 * hidden});
+    Value bias =
+        g.addParam(prefix + ".bias", {3, h, 1, d}, g.constantInit(0));
+    g.setCheckpointShape({3 * hidden});
+    Value rows = g.reshape(x, {b, 1, 1, s, hidden});
+    Value perHead = TransposeOp::create(g.builder(), g.loc(), weight,
+                                        ArrayRef<int64_t>{1, 2, 0, 3});
+    Value qkv = MatmulOp::create(g.builder(), g.loc(), rows, perHead, false,
+                                 false);
+    return AddOp::create(g.builder(), g.loc(), qkv, bias);
   }
 
   Value attention(Value x, const std::string &prefix) {
     int64_t b = config.batch, s = config.seq, hidden = config.hidden;
-    Value qkv = conv1d(x, prefix + ".c_attn", hidden, 3 * hidden);
+    Value qkv = projectQkv(x, prefix + ".c_attn");
     g.setScope(prefix);
-    // c_attn's output columns are [q | k | v], each heads x head_dim.
-    qkv = g.reshape(qkv, {b, s, 3, config.heads, headDim()});
     Value q = splitHeads(qkv, 0), k = splitHeads(qkv, 1),
           v = splitHeads(qkv, 2);
     Value context =
@@ -75,8 +95,12 @@ struct GptBuilder {
     return conv1d(h, prefix + ".c_proj", config.getFfn(), config.hidden);
   }
 
-  Value residual(Value x, Value update) {
-    return AddOp::create(g.builder(), g.loc(), x, update);
+  /// x + update, named so that plans can lay out the residual stream
+  /// (sequence parallelism pins these values).
+  Value residual(Value x, Value update, StringRef name) {
+    auto add = AddOp::create(g.builder(), g.loc(), x, update);
+    add->setAttr(ParcDialect::kNameAttrName, g.builder().getStringAttr(name));
+    return add;
   }
 
   void build() {
@@ -91,19 +115,19 @@ struct GptBuilder {
     g.setScope("wte");
     Value wte = g.addParam("wte.weight", {config.vocab, config.hidden});
     Value x = EmbeddingOp::create(g.builder(), g.loc(), wte, inputIds,
-                                  /*row_offset=*/Value());
+                                  /*shard=*/Value());
     g.setScope("wpe");
     Value wpe = g.addParam("wpe.weight", {s, config.hidden});
-    x = residual(x, wpe);
+    x = residual(x, wpe, "embeddings");
 
     for (int64_t layer = 0; layer < config.layers; ++layer) {
       std::string prefix = "h." + std::to_string(layer);
       Value a = attention(layerNorm(x, prefix + ".ln_1"), prefix + ".attn");
       g.setScope(prefix);
-      x = residual(x, a);
+      x = residual(x, a, prefix + ".attn.residual");
       Value m = mlp(layerNorm(x, prefix + ".ln_2"), prefix + ".mlp");
       g.setScope(prefix);
-      x = residual(x, m);
+      x = residual(x, m, prefix + ".mlp.residual");
     }
     x = layerNorm(x, "ln_f");
 

@@ -32,6 +32,13 @@ Value GraphBuilder::addArgument(ArgumentRole role, StringRef name,
   return argument;
 }
 
+void GraphBuilder::setCheckpointShape(ArrayRef<int64_t> shape) {
+  NamedAttrList attrs(argumentAttrs.back());
+  attrs.set(ParcDialect::kCheckpointShapeAttrName,
+            b.getDenseI64ArrayAttr(shape));
+  argumentAttrs.back() = attrs.getDictionary(b.getContext());
+}
+
 InitAttr GraphBuilder::constantInit(double value) {
   return InitAttr::get(b.getContext(), InitDistribution::Constant,
                        APFloat(value), APFloat(0.0));

@@ -25,6 +25,10 @@ public:
     return addArgument(ArgumentRole::Param, name, shape, elementType, init);
   }
 
+  /// Marks the last added argument as loadable from a file tensor of
+  /// `shape` (same elements in row-major order).
+  void setCheckpointShape(ArrayRef<int64_t> shape);
+
   InitAttr constantInit(double value);
   InitAttr uniformInit(double low, double high);
 

@@ -98,6 +98,8 @@ public:
   void record();
 
 private:
+  /// The factor axes an op's known shardings imply.
+  FailureOr<FactorAxes> resolveFactors(Operation *op, const ShardingRule &rule);
   LogicalResult visit(Operation *op, ShardingRuleOpInterface ruleOp);
   bool update(Value value, const TensorSharding &derived);
   void enqueueNeighbours(Value value);
@@ -151,8 +153,8 @@ void Propagator::enqueueNeighbours(Value value) {
     worklist.insert(user);
 }
 
-LogicalResult Propagator::visit(Operation *op, ShardingRuleOpInterface ruleOp) {
-  ShardingRule rule = ruleOp.getShardingRule();
+FailureOr<FactorAxes> Propagator::resolveFactors(Operation *op,
+                                                 const ShardingRule &rule) {
   SmallVector<Value> values(op->getOperands());
   llvm::append_range(values, op->getResults());
   SmallVector<const TensorFactors *> tensors = rule.getTensors();
@@ -219,10 +221,20 @@ LogicalResult Propagator::visit(Operation *op, ShardingRuleOpInterface ruleOp) {
       factorAxes[factor].push_back(axis);
     }
   legalizeFactorAxes(rule, factorAxes, mesh);
+  return factorAxes;
+}
 
+LogicalResult Propagator::visit(Operation *op, ShardingRuleOpInterface ruleOp) {
+  ShardingRule rule = ruleOp.getShardingRule();
+  FailureOr<FactorAxes> factors = resolveFactors(op, rule);
+  if (failed(factors))
+    return failure();
+  SmallVector<Value> values(op->getOperands());
+  llvm::append_range(values, op->getResults());
+  SmallVector<const TensorFactors *> tensors = rule.getTensors();
   for (auto [index, value] : llvm::enumerate(values)) {
     TensorSharding derived = deriveTensorSharding(rule, *tensors[index],
-                                                  factorAxes,
+                                                  *factors,
                                                   /*isResult=*/false);
     if (update(value, derived))
       enqueueNeighbours(value);
@@ -275,12 +287,29 @@ void Propagator::record() {
     func.removeArgAttr(argument.getArgNumber(),
                        dist::DistDialect::kPlanShardingAttrName);
   }
+  // A value's state may hold what its users asked for; its producer
+  // decides. Record what each op makes of its inputs at the fixed point.
   func.walk([&](Operation *op) {
     if (op->getNumResults() == 0 || isa<dist::ConstraintOp>(op))
       return;
     SmallVector<Attribute> shardings;
-    for (Value result : op->getResults())
-      shardings.push_back(shardingOf(result));
+    auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
+    FailureOr<FactorAxes> factors = failure();
+    ShardingRule rule;
+    if (ruleOp) {
+      rule = ruleOp.getShardingRule();
+      factors = resolveFactors(op, rule);
+    }
+    for (Value result : op->getResults()) {
+      if (failed(factors)) {
+        shardings.push_back(shardingOf(result));
+        continue;
+      }
+      unsigned index = cast<OpResult>(result).getResultNumber();
+      shardings.push_back(deriveTensorSharding(rule, rule.getResults()[index],
+                                               *factors, /*isResult=*/false)
+                              .toAttr(context, meshRef));
+    }
     op->setAttr(kOpShardingsAttrName, ArrayAttr::get(context, shardings));
   });
   func->setAttr(kFuncMeshAttrName, meshRef);

@@ -6,6 +6,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
@@ -14,6 +15,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::parc::ParcDialect, mlir::dist::DistDialect,
                   mlir::func::FuncDialect>();
+  mlir::parc::registerLocalPartitionModels(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "parc optimizer driver\n", registry));
 }

@@ -10,6 +10,10 @@
 #include "parc/Interp/EvaluableOpInterface.h"
 #include "parc/Interp/Evaluator.h"
 #include "parc/Interp/ModelData.h"
+#include "parc/Interp/ShardedTensors.h"
+
+#include "dist/IR/DistDialect.h"
+#include "parc/Interp/CollectiveEvaluableOpInterface.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -50,6 +54,12 @@ static cl::opt<std::string> outFile(
     cl::cat(category));
 static cl::opt<std::string> funcName(
     "func", cl::desc("Function to run (default: @forward, or the only one)"),
+    cl::cat(category));
+static cl::opt<bool> simulateRanks(
+    "simulate-ranks",
+    cl::desc("Run a partitioned function on every rank of its mesh in one "
+             "process with exact collectives; arguments are sliced from the "
+             "global tensors and results assembled back"),
     cl::cat(category));
 static cl::opt<std::string> precision("precision",
                                       cl::desc("f32 (default) or f64"),
@@ -124,6 +134,41 @@ static void printResult(StringRef name, Type type,
                << llvm::format("%.6g", high) << "\n";
 }
 
+/// Slices the global arguments for every rank, runs all ranks and
+/// assembles each global result from the ranks' parts.
+static FailureOr<SmallVector<interp::Tensor>>
+runOnMesh(func::FuncOp func, const interp::MeshLayout &mesh,
+          ArrayRef<interp::Tensor> globals, interp::Precision mode) {
+  auto shardingOf = [&](DictionaryAttr attrs) {
+    return attrs ? attrs.getAs<dist::ShardingAttr>(
+                       dist::DistDialect::kShardingAttrName)
+                 : dist::ShardingAttr();
+  };
+  SmallVector<SmallVector<interp::Tensor>> rankArguments(mesh.getNumRanks());
+  for (auto [index, global] : llvm::enumerate(globals)) {
+    dist::ShardingAttr sharding = shardingOf(func.getArgAttrDict(index));
+    for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank)
+      rankArguments[rank].push_back(
+          interp::sliceForRank(global, sharding, mesh, rank));
+  }
+  FailureOr<SmallVector<SmallVector<interp::Tensor>>> rankResults =
+      interp::evaluateOnMesh(func, mesh, rankArguments, mode);
+  if (failed(rankResults))
+    return failure();
+  SmallVector<interp::Tensor> results;
+  for (unsigned index = 0; index < func.getNumResults(); ++index) {
+    dist::ShardingAttr sharding = shardingOf(func.getResultAttrDict(index));
+    if (!sharding)
+      return func.emitError() << "result #" << index
+                              << " has no dist.sharding";
+    SmallVector<interp::Tensor> parts;
+    for (const SmallVector<interp::Tensor> &rank : *rankResults)
+      parts.push_back(rank[index]);
+    results.push_back(interp::assembleFromRanks(parts, sharding, mesh));
+  }
+  return results;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -132,8 +177,9 @@ int main(int argc, char **argv) {
     return fail("--precision must be f32 or f64, got '" + precision + "'");
 
   DialectRegistry registry;
-  registry.insert<ParcDialect, func::FuncDialect>();
+  registry.insert<ParcDialect, dist::DistDialect, func::FuncDialect>();
   interp::registerEvaluableOpInterfaceModels(registry);
+  interp::registerCollectiveEvaluableOpInterfaceModels(registry);
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
@@ -153,6 +199,33 @@ int main(int argc, char **argv) {
   if (failed(arguments))
     return 1;
 
+  // A partitioned function runs on its mesh; its arguments are the global
+  // tensors its local ones are parts of.
+  std::optional<interp::MeshLayout> mesh;
+  if (func->hasAttr("dist.partitioned")) {
+    if (!simulateRanks)
+      return fail("@" + func.getSymName() +
+                  " is partitioned; run it with --simulate-ranks");
+    auto meshName = func->getAttrOfType<FlatSymbolRefAttr>("dist.mesh");
+    dist::MeshOp meshOp = meshName ? dist::lookupMesh(func, meshName) : nullptr;
+    if (!meshOp)
+      return fail("@" + func.getSymName() + " names no mesh it runs on");
+    mesh.emplace(meshOp);
+    for (ModelArgument &argument : *arguments) {
+      auto sharding = func.getArgAttrOfType<dist::ShardingAttr>(
+          argument.index, dist::DistDialect::kShardingAttrName);
+      if (!sharding)
+        return fail("argument '" + argument.name + "' has no dist.sharding");
+      argument.type = RankedTensorType::get(
+          interp::getGlobalShape(argument.type.getShape(), sharding, *mesh),
+          argument.type.getElementType());
+    }
+  } else if (simulateRanks) {
+    return fail("@" + func.getSymName() +
+                " is not partitioned; --simulate-ranks needs the output of "
+                "--parc-partition");
+  }
+
   llvm::StringMap<interp::Tensor> given;
   if (failed(loadTensors(weightsFile, "--weights", *arguments,
                          {ArgumentRole::Param}, given)) ||
@@ -164,9 +237,11 @@ int main(int argc, char **argv) {
   if (!values)
     return fail(llvm::toString(values.takeError()));
 
-  FailureOr<SmallVector<interp::Tensor>> results = interp::evaluateFunction(
-      func, *values,
-      precision == "f64" ? interp::Precision::F64 : interp::Precision::F32);
+  interp::Precision mode =
+      precision == "f64" ? interp::Precision::F64 : interp::Precision::F32;
+  FailureOr<SmallVector<interp::Tensor>> results =
+      mesh ? runOnMesh(func, *mesh, *values, mode)
+           : interp::evaluateFunction(func, *values, mode);
   if (failed(results))
     return 1;
 
@@ -174,8 +249,10 @@ int main(int argc, char **argv) {
   SmallVector<Type> elementTypes;
   for (auto [name, type, tensor] :
        llvm::zip_equal(names, func.getResultTypes(), *results)) {
-    printResult(name, type, tensor);
-    elementTypes.push_back(getElementTypeOrSelf(type));
+    // A partitioned function's result types are local: print the global.
+    Type elementType = getElementTypeOrSelf(type);
+    printResult(name, RankedTensorType::get(tensor.shape, elementType), tensor);
+    elementTypes.push_back(elementType);
   }
   if (!outFile.empty())
     if (llvm::Error error = interp::writeTensorFile(outFile, names, *results,

@@ -78,9 +78,21 @@ mlir::parc::readModelArguments(func::FuncOp func) {
     if (init && !isa<InitAttr>(init))
       return diag() << "has a '" << ParcDialect::kInitAttrName
                     << "' that is not a #parc.init<...>";
-    arguments.push_back({index, *parsedRole, name.getValue().str(),
-                         cast<RankedTensorType>(argument.getType()),
-                         dyn_cast_or_null<InitAttr>(init)});
+    auto type = cast<RankedTensorType>(argument.getType());
+    std::optional<SmallVector<int64_t>> checkpointShape;
+    if (Attribute attr =
+            func.getArgAttr(index, ParcDialect::kCheckpointShapeAttrName)) {
+      // Element counts are compared when a file is loaded: after
+      // partitioning, the argument's type is only this rank's part.
+      auto shape = dyn_cast<DenseI64ArrayAttr>(attr);
+      if (!shape || llvm::any_of(shape.asArrayRef(),
+                                 [](int64_t size) { return size < 0; }))
+        return diag() << "has a '" << ParcDialect::kCheckpointShapeAttrName
+                      << "' that is not an array<i64: ...> of sizes";
+      checkpointShape = llvm::to_vector(shape.asArrayRef());
+    }
+    arguments.push_back({index, *parsedRole, name.getValue().str(), type,
+                         dyn_cast_or_null<InitAttr>(init), checkpointShape});
   }
 
   llvm::StringSet<> resultNames;

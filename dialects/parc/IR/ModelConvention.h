@@ -32,6 +32,9 @@ struct ModelArgument {
   RankedTensorType type;
   /// Null when the argument does not say how to initialize it.
   InitAttr init;
+  /// The shape of the tensor in checkpoint files, when it differs from
+  /// `type`'s (same elements, row-major).
+  std::optional<SmallVector<int64_t>> checkpointShape;
 };
 
 /// Reads the arguments of a model function, emitting a diagnostic at the

@@ -27,6 +27,9 @@ def Parc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kRoleAttrName = "parc.role";
     static constexpr ::llvm::StringLiteral kNameAttrName = "parc.name";
     static constexpr ::llvm::StringLiteral kInitAttrName = "parc.init";
+    /// The shape of the argument in checkpoint files, when it differs.
+    static constexpr ::llvm::StringLiteral kCheckpointShapeAttrName =
+        "parc.checkpoint_shape";
 
   private:
     void registerAttributes();
@@ -40,7 +43,7 @@ def Parc_IntElement : AnyTypeOf<[I32, I64]>;
 def Parc_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
 def Parc_IntTensor : StaticShapeTensorOf<[I32, I64]>;
 def Parc_AnyTensor : StaticShapeTensorOf<[F32, BF16, F16, I32, I64]>;
-// A scalar position such as a rank's first vocabulary row.
+// A scalar index such as the block of the vocabulary a rank holds.
 def Parc_OffsetScalar : 0DTensorOf<[I64]>, BuildableType<
     "::mlir::RankedTensorType::get({}, $_builder.getI64Type())">;
 

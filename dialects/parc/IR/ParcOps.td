@@ -155,15 +155,16 @@ def Parc_EmbeddingOp : Parc_ShapedOp<"embedding"> {
     `table` is [vocab, dim]; `ids` of any shape S gives a result of shape
     S x [dim]. An id outside [0, vocab) is an error at evaluation time.
 
-    With `row_offset`, the table holds rows [offset, offset + vocab) of a
-    larger table (vocab-parallel lookup): an id outside them yields a row of
-    zeros. Partitioning creates this form.
+    With `shard`, the table is block number `shard` of the rows of a larger
+    table, rows [shard * vocab, (shard + 1) * vocab) (vocab-parallel
+    lookup): an id outside them yields a row of zeros. Partitioning creates
+    this form.
   }];
   let arguments = (ins Parc_FloatTensor:$table, Parc_IntTensor:$ids,
-                       Optional<Parc_OffsetScalar>:$row_offset);
+                       Optional<Parc_OffsetScalar>:$shard);
   let results = (outs Parc_FloatTensor:$result);
   let assemblyFormat = [{
-    $table `,` $ids (`row_offset` $row_offset^)? attr-dict `:` type($table) `,`
+    $table `,` $ids (`shard` $shard^)? attr-dict `:` type($table) `,`
     type($ids) `->` type($result)
   }];
 }
@@ -172,15 +173,16 @@ def Parc_TakeOp : Parc_ShapedOp<"take"> {
   let summary = "picks one element of the last dimension per position";
   let description = [{
     `input` is S x [classes] and `indices` has shape S: the result at p is
-    input[p, indices[p] - offset], or 0 where that index falls outside
-    [0, classes). The offset is 0 without `index_offset`. An index out of
-    range without an offset is an error at evaluation time.
+    input[p, indices[p]]. With `shard`, `input` holds block number `shard`
+    of a larger class dimension, classes [shard * classes, (shard + 1) *
+    classes), and an index outside it yields 0. An index out of range
+    without `shard` is an error at evaluation time.
   }];
   let arguments = (ins Parc_FloatTensor:$input, Parc_IntTensor:$indices,
-                       Optional<Parc_OffsetScalar>:$index_offset);
+                       Optional<Parc_OffsetScalar>:$shard);
   let results = (outs Parc_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $indices (`index_offset` $index_offset^)? attr-dict `:`
+    $input `,` $indices (`shard` $shard^)? attr-dict `:`
     type($input) `,` type($indices) `->` type($result)
   }];
 }

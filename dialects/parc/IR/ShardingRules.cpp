@@ -104,7 +104,7 @@ ShardingRule EmbeddingOp::getShardingRule() {
   int64_t features = rule.addFactor(tableShape[1], FactorKind::Parallel);
   rule.addOperand({{vocab}, {features}});
   rule.addOperand(ids);
-  if (getRowOffset())
+  if (getShard())
     rule.addOperand({});
   TensorFactors result = ids;
   result.push_back({features});
@@ -238,7 +238,7 @@ ShardingRule TakeOp::getShardingRule() {
                                   FactorKind::Replicated)});
   rule.addOperand(input);
   rule.addOperand(positions);
-  if (getIndexOffset())
+  if (getShard())
     rule.addOperand({});
   rule.addResult(positions);
   return rule;

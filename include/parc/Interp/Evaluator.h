@@ -9,6 +9,7 @@
 #define PARC_INTERP_EVALUATOR_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "parc/Interp/MeshLayout.h"
 #include "parc/Interp/Tensor.h"
 
 namespace mlir::parc::interp {
@@ -25,6 +26,14 @@ enum class Precision { F32, F64 };
 FailureOr<SmallVector<Tensor>> evaluateFunction(func::FuncOp func,
                                                 ArrayRef<Tensor> arguments,
                                                 Precision precision);
+
+/// Evaluates a partitioned function on every rank of `mesh` in lock step,
+/// with exact collectives. `rankArguments[r]` are rank r's local arguments;
+/// returns each rank's local results.
+FailureOr<SmallVector<SmallVector<Tensor>>>
+evaluateOnMesh(func::FuncOp func, const MeshLayout &mesh,
+               ArrayRef<SmallVector<Tensor>> rankArguments,
+               Precision precision);
 
 } // namespace mlir::parc::interp
 

@@ -36,6 +36,25 @@ def PrintShardingRulesPass : Pass<"parc-print-sharding-rules"> {
   }];
 }
 
+def ApplyPlanPass : Pass<"parc-apply-plan", "::mlir::ModuleOp"> {
+  let summary = "Attaches the mesh and shardings of a plan file";
+  let description = [{
+    Reads a plan (docs/plan.md; the smallest is
+    `{"mesh": {"dp": 2, "tp": 2}, "shardings": {"x": [["dp"], []]}}`),
+    creates `dist.mesh @mesh` with the plan's axes in order, and sets
+    `dist.plan_sharding` on every argument the plan names by `parc.name`.
+    A name may also be the `parc.name` of an op (its first result, such as
+    GPT's residual stream `h.0.attn.residual`): the value is then pinned
+    with a `dist.constraint`. Unknown names or axes, and malformed files,
+    are errors.
+  }];
+  let options = [
+    Option<"planFile", "plan", "std::string", /*default=*/"\"\"",
+           "Path of the plan JSON file">
+  ];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
 def ShardingPropagationPass
     : Pass<"parc-propagate-sharding", "::mlir::func::FuncOp"> {
   let summary = "Gives every value a sharding, from a few annotations";
@@ -50,6 +69,25 @@ def ShardingPropagationPass
 
     Writes `dist.sharding` on every argument, `dist.shardings` (one per
     result) on every op, and `dist.mesh` on the function.
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
+def PartitionPass : Pass<"parc-partition", "::mlir::func::FuncOp"> {
+  let summary = "Rewrites a sharded function into its per-rank program";
+  let description = [{
+    Runs after --parc-propagate-sharding. Every op is rebuilt on local
+    (per-rank) shapes: its factor shardings are read from its recorded
+    result shardings (and its operands' for reduction factors), each operand
+    is resharded to what the op needs with the cheapest collectives
+    (partial -> replicated: all_reduce, partial -> split: reduce_scatter,
+    split -> replicated: all_gather, split moving between dimensions:
+    all_to_all, replicated -> split: all_slice), and ops whose rule asks for
+    it build their local algorithm (LocalPartitionOpInterface). Function
+    results get the layout of their `dist.sharding`, or replicated.
+
+    The function keeps `dist.sharding` on arguments and results (how local
+    tensors make up the global ones) and gains `dist.partitioned`.
   }];
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }

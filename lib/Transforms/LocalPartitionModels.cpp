@@ -1,0 +1,196 @@
+//===- LocalPartitionModels.cpp - vocab-parallel embedding and loss -------===//
+//
+// Megatron-LM's local algorithms for a vocabulary split over mesh axes:
+//  - embedding: each rank looks up the ids in its block of rows and yields
+//    zeros for the others; the results are partial sums over those axes.
+//  - cross-entropy: max and sum all-reduces over the vocabulary's axes
+//    replace any gather of the [.., vocab] logits.
+// A split of the loss's positions leaves a partial sum: each rank scales
+// its part of the mean by 1 / (all positions).
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/Transforms/LocalPartitionOpInterface.h"
+
+#include "parc/IR/ParcOps.h"
+#include "parc/Transforms/ShardingAnnotations.h"
+
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+#include "parc/Transforms/LocalPartitionOpInterface.cpp.inc"
+
+static ArrayAttr axesAttr(OpBuilder &b, ArrayRef<StringAttr> axes) {
+  return b.getArrayAttr(SmallVector<Attribute>(axes.begin(), axes.end()));
+}
+
+/// This rank's block along `axes`, as the shard index of parc ops.
+static Value shardIndex(OpBuilder &b, Location loc, dist::MeshOp mesh,
+                        ArrayRef<StringAttr> axes) {
+  return dist::AxisIndexOp::create(
+      b, loc, RankedTensorType::get({}, b.getI64Type()),
+      FlatSymbolRefAttr::get(mesh.getSymNameAttr()), axesAttr(b, axes));
+}
+
+static Value allReduce(OpBuilder &b, Location loc, dist::MeshOp mesh,
+                       Value value, ArrayRef<StringAttr> axes,
+                       dist::ReductionKind kind) {
+  return dist::AllReduceOp::create(
+      b, loc, value.getType(), value,
+      FlatSymbolRefAttr::get(mesh.getSymNameAttr()), axesAttr(b, axes),
+      dist::ReductionKindAttr::get(b.getContext(), kind));
+}
+
+/// The mesh axes of the factor that spans dimension `dim` of operand
+/// `operand` in `rule`.
+static const AxisList &operandFactorAxes(const ShardingRule &rule,
+                                         const FactorAxes &factors,
+                                         unsigned operand, unsigned dim) {
+  return factors[rule.getOperands()[operand][dim].front()];
+}
+
+SmallVector<Value> mlir::parc::cloneOnLocalShapes(
+    OpBuilder &builder, Operation *op, ValueRange operands,
+    ArrayRef<TensorSharding> results, dist::MeshOp mesh) {
+  Operation *clone = builder.clone(*op);
+  clone->setOperands(operands);
+  clone->removeAttr(kOpShardingsAttrName);
+  for (auto [result, layout] : llvm::zip_equal(clone->getResults(), results))
+    result.setType(
+        layout.getLocalType(cast<RankedTensorType>(result.getType()), mesh));
+  return llvm::to_vector_of<Value>(clone->getResults());
+}
+
+/// Whether any factor that needs the op's own local algorithm is split.
+static bool splitsRewrittenFactor(const ShardingRule &rule,
+                                  const FactorAxes &factors) {
+  for (auto [factor, axes] : llvm::enumerate(factors))
+    if (!axes.empty() && rule.getFactors()[factor].needsLocalRewrite)
+      return true;
+  return false;
+}
+
+namespace {
+
+/// A slice keeps its offsets and strides (sliced dimensions are whole on
+/// every rank); the sizes of split dimensions become local.
+struct SliceLocalPartition
+    : public LocalPartitionOpInterface::ExternalModel<SliceLocalPartition,
+                                                      SliceOp> {
+  FailureOr<SmallVector<Value>>
+  buildLocalOp(Operation *op, OpBuilder &b, ValueRange operands,
+               const FactorAxes &factors, dist::MeshOp mesh,
+               MutableArrayRef<TensorSharding> results) const {
+    auto slice = cast<SliceOp>(op);
+    SmallVector<int64_t> sizes =
+        results[0].getLocalShape(slice.getType().getShape(), mesh);
+    Value local = SliceOp::create(b, op->getLoc(), operands[0],
+                                  slice.getOffsets(), sizes,
+                                  slice.getStrides());
+    return SmallVector<Value>{local};
+  }
+};
+
+struct EmbeddingLocalPartition
+    : public LocalPartitionOpInterface::ExternalModel<EmbeddingLocalPartition,
+                                                      EmbeddingOp> {
+  FailureOr<SmallVector<Value>>
+  buildLocalOp(Operation *op, OpBuilder &b, ValueRange operands,
+               const FactorAxes &factors, dist::MeshOp mesh,
+               MutableArrayRef<TensorSharding> results) const {
+    auto embedding = cast<EmbeddingOp>(op);
+    ShardingRule rule = embedding.getShardingRule();
+    if (!splitsRewrittenFactor(rule, factors))
+      return cloneOnLocalShapes(b, op, operands, results, mesh);
+    if (embedding.getShard())
+      return op->emitOpError("is already a vocab-parallel lookup");
+    const AxisList &vocabAxes = operandFactorAxes(rule, factors, 0, 0);
+    Value shard = shardIndex(b, op->getLoc(), mesh, vocabAxes);
+    Value local = EmbeddingOp::create(b, op->getLoc(), operands[0],
+                                      operands[1], shard);
+    return SmallVector<Value>{local};
+  }
+};
+
+struct CrossEntropyLocalPartition
+    : public LocalPartitionOpInterface::ExternalModel<
+          CrossEntropyLocalPartition, CrossEntropyOp> {
+  FailureOr<SmallVector<Value>>
+  buildLocalOp(Operation *op, OpBuilder &b, ValueRange operands,
+               const FactorAxes &factors, dist::MeshOp mesh,
+               MutableArrayRef<TensorSharding> results) const {
+    auto loss = cast<CrossEntropyOp>(op);
+    Location loc = op->getLoc();
+    ShardingRule rule = loss.getShardingRule();
+    if (!splitsRewrittenFactor(rule, factors))
+      return cloneOnLocalShapes(b, op, operands, results, mesh);
+    RankedTensorType globalLabels = loss.getLabels().getType();
+    unsigned classDim = globalLabels.getRank();
+    const AxisList &classAxes =
+        operandFactorAxes(rule, factors, 0, classDim);
+    AxisList positionAxes;
+    for (unsigned dim = 0; dim < classDim; ++dim)
+      llvm::append_range(positionAxes,
+                         operandFactorAxes(rule, factors, 1, dim));
+
+    Value logits = operands[0], labels = operands[1];
+    Type elementType = loss.getType().getElementType();
+    auto scalar = [&](double value) -> Value {
+      auto type = RankedTensorType::get({}, elementType);
+      return ConstantOp::create(
+          b, loc, DenseElementsAttr::get(type, b.getFloatAttr(elementType,
+                                                              value)));
+    };
+    double positions = globalLabels.getNumElements();
+
+    Value result;
+    if (classAxes.empty()) {
+      // The local mean covers this rank's positions only.
+      Value local = CrossEntropyOp::create(b, loc, logits, labels);
+      int64_t localPositions =
+          cast<RankedTensorType>(labels.getType()).getNumElements();
+      result = MulOp::create(b, loc, local, scalar(localPositions / positions));
+    } else {
+      // loss(p) = log(sum_c exp(x_pc - M_p)) - (x_p,label - M_p), with
+      // M_p the global maximum; every term reduces over the class axes.
+      SmallVector<int64_t> lastAxis = {classDim};
+      Value localMax = ReduceMaxOp::create(b, loc, logits, lastAxis,
+                                           /*keepdims=*/true);
+      Value max = allReduce(b, loc, mesh, localMax, classAxes,
+                            dist::ReductionKind::Max);
+      Value shifted = SubOp::create(b, loc, logits, max);
+      Value sumExp = ReduceSumOp::create(
+          b, loc, ExpOp::create(b, loc, shifted), lastAxis,
+          /*keepdims=*/false);
+      sumExp = allReduce(b, loc, mesh, sumExp, classAxes,
+                         dist::ReductionKind::Sum);
+      Value target = TakeOp::create(b, loc, shifted, labels,
+                                    shardIndex(b, loc, mesh, classAxes));
+      target = allReduce(b, loc, mesh, target, classAxes,
+                         dist::ReductionKind::Sum);
+      Value perPosition =
+          SubOp::create(b, loc, LogOp::create(b, loc, sumExp), target);
+      SmallVector<int64_t> allAxes =
+          llvm::to_vector(llvm::seq<int64_t>(0, classDim));
+      Value total = ReduceSumOp::create(b, loc, perPosition, allAxes,
+                                        /*keepdims=*/false);
+      result = MulOp::create(b, loc, total, scalar(1.0 / positions));
+    }
+    // The class axes are settled here; the position axes stay pending.
+    results[0].partial = positionAxes;
+    return SmallVector<Value>{result};
+  }
+};
+
+} // namespace
+
+void mlir::parc::registerLocalPartitionModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, ParcDialect *) {
+    SliceOp::attachInterface<SliceLocalPartition>(*context);
+    EmbeddingOp::attachInterface<EmbeddingLocalPartition>(*context);
+    CrossEntropyOp::attachInterface<CrossEntropyLocalPartition>(*context);
+    context->loadDialect<dist::DistDialect>();
+  });
+}

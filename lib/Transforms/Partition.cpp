@@ -1,0 +1,212 @@
+//===- Partition.cpp - per-rank programs with collectives -----------------===//
+
+#include "Resharding.h"
+#include "parc/IR/ParcInterfaces.h"
+#include "parc/Transforms/FactorSharding.h"
+#include "parc/Transforms/LocalPartitionOpInterface.h"
+#include "parc/Transforms/Passes.h"
+#include "parc/Transforms/ShardingAnnotations.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::parc {
+#define GEN_PASS_DEF_PARTITIONPASS
+#include "parc/Transforms/Passes.h.inc"
+} // namespace mlir::parc
+
+using namespace mlir;
+using namespace mlir::parc;
+
+namespace {
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, dist::MeshOp mesh)
+      : func(func), mesh(mesh), builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  /// The local value of `global` laid out as `to`.
+  FailureOr<Value> localOperand(Location loc, Value global,
+                                const TensorSharding &to);
+  FactorAxes resolveFactors(Operation *op, const ShardingRule &rule);
+  LogicalResult partitionOp(Operation *op, ShardingRuleOpInterface ruleOp);
+
+  func::FuncOp func;
+  dist::MeshOp mesh;
+  OpBuilder builder;
+  IRMapping mapping;
+  /// The layout of each global value's local counterpart.
+  llvm::DenseMap<Value, TensorSharding> layouts;
+};
+
+} // namespace
+
+static TensorSharding replicatedFor(Value value) {
+  return TensorSharding::replicated(
+      cast<ShapedType>(value.getType()).getRank());
+}
+
+FailureOr<Value> Partitioner::localOperand(Location loc, Value global,
+                                           const TensorSharding &to) {
+  return reshard(builder, loc, mesh, mapping.lookup(global),
+                 cast<RankedTensorType>(global.getType()), layouts.at(global),
+                 to);
+}
+
+/// Parallel factors come from the recorded result layouts; factors only the
+/// operands span (reductions) from the first operand that splits them.
+FactorAxes Partitioner::resolveFactors(Operation *op,
+                                       const ShardingRule &rule) {
+  FactorAxes factors(rule.getFactors().size());
+  llvm::SmallDenseSet<int64_t> fromResults;
+  for (auto [index, result] : llvm::enumerate(op->getResults())) {
+    TensorSharding recorded =
+        getRecordedSharding(result).value_or(replicatedFor(result));
+    FactorAxes projected = projectOntoFactors(rule, rule.getResults()[index],
+                                              recorded, mesh);
+    for (const DimFactors &dim : rule.getResults()[index])
+      for (int64_t factor : dim) {
+        fromResults.insert(factor);
+        if (factors[factor].empty())
+          factors[factor] = projected[factor];
+      }
+  }
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    FactorAxes projected = projectOntoFactors(
+        rule, rule.getOperands()[index], layouts.at(operand), mesh);
+    for (const DimFactors &dim : rule.getOperands()[index])
+      for (int64_t factor : dim)
+        if (!fromResults.contains(factor) && factors[factor].empty())
+          factors[factor] = projected[factor];
+  }
+  legalizeFactorAxes(rule, factors, mesh);
+  return factors;
+}
+
+LogicalResult Partitioner::partitionOp(Operation *op,
+                                       ShardingRuleOpInterface ruleOp) {
+  ShardingRule rule = ruleOp.getShardingRule();
+  FactorAxes factors = resolveFactors(op, rule);
+
+  SmallVector<Value> operands;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    TensorSharding wanted = deriveTensorSharding(
+        rule, rule.getOperands()[index], factors, /*isResult=*/false);
+    FailureOr<Value> local = localOperand(op->getLoc(), operand, wanted);
+    if (failed(local))
+      return failure();
+    operands.push_back(*local);
+  }
+  SmallVector<TensorSharding> results;
+  for (const TensorFactors &result : rule.getResults())
+    results.push_back(
+        deriveTensorSharding(rule, result, factors, /*isResult=*/true));
+
+  SmallVector<Value> localResults;
+  if (auto local = dyn_cast<LocalPartitionOpInterface>(op)) {
+    FailureOr<SmallVector<Value>> built =
+        local.buildLocalOp(builder, operands, factors, mesh, results);
+    if (failed(built))
+      return failure();
+    localResults = *built;
+  } else {
+    for (auto [factor, axes] : llvm::enumerate(factors))
+      if (!axes.empty() && rule.getFactors()[factor].needsLocalRewrite)
+        return op->emitOpError("has a sharded factor that needs a local "
+                               "form, but no LocalPartitionOpInterface");
+    localResults = cloneOnLocalShapes(builder, op, operands, results, mesh);
+  }
+  for (auto [global, local, layout] :
+       llvm::zip_equal(op->getResults(), localResults, results)) {
+    mapping.map(global, local);
+    layouts[global] = layout;
+  }
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  Block &body = func.getBody().front();
+  auto *localBody = new Block();
+  for (BlockArgument argument : body.getArguments()) {
+    TensorSharding layout =
+        getRecordedSharding(argument).value_or(replicatedFor(argument));
+    BlockArgument local = localBody->addArgument(
+        layout.getLocalType(cast<RankedTensorType>(argument.getType()), mesh),
+        argument.getLoc());
+    mapping.map(argument, local);
+    layouts[argument] = layout;
+  }
+  builder.setInsertionPointToEnd(localBody);
+
+  auto fail = [&]() {
+    delete localBody;
+    return failure();
+  };
+  SmallVector<Type> resultTypes;
+  for (Operation &op : body) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      SmallVector<Value> results;
+      for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+        TensorSharding wanted = getResultSharding(func, index);
+        FailureOr<Value> local = localOperand(ret.getLoc(), operand, wanted);
+        if (failed(local))
+          return fail();
+        results.push_back(*local);
+        resultTypes.push_back(local->getType());
+        func.setResultAttr(
+            index, dist::DistDialect::kShardingAttrName,
+            wanted.toAttr(func.getContext(),
+                          FlatSymbolRefAttr::get(mesh.getSymNameAttr())));
+      }
+      func::ReturnOp::create(builder, ret.getLoc(), results);
+      continue;
+    }
+    if (auto constraint = dyn_cast<dist::ConstraintOp>(op)) {
+      TensorSharding pinned =
+          TensorSharding::fromAttr(constraint.getSharding());
+      FailureOr<Value> local =
+          localOperand(constraint.getLoc(), constraint.getInput(), pinned);
+      if (failed(local))
+        return fail();
+      mapping.map(constraint.getResult(), *local);
+      layouts[constraint.getResult()] = pinned;
+      continue;
+    }
+    auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
+    if (!ruleOp) {
+      op.emitOpError("has no sharding rule, so it cannot be partitioned");
+      return fail();
+    }
+    if (failed(partitionOp(&op, ruleOp)))
+      return fail();
+  }
+
+  // Swap in the local body; the global one's values are no longer used.
+  body.dropAllDefinedValueUses();
+  body.erase();
+  func.getBody().push_back(localBody);
+  func.setFunctionType(builder.getFunctionType(localBody->getArgumentTypes(),
+                                               resultTypes));
+  func->setAttr("dist.partitioned", builder.getUnitAttr());
+  return success();
+}
+
+namespace {
+struct PartitionPass : public parc::impl::PartitionPassBase<PartitionPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    auto meshName = func->getAttrOfType<FlatSymbolRefAttr>(kFuncMeshAttrName);
+    if (!meshName || func->hasAttr("dist.partitioned"))
+      return;
+    dist::MeshOp mesh = dist::lookupMesh(func, meshName);
+    if (!mesh) {
+      func.emitError("refers to unknown mesh ") << meshName;
+      return signalPassFailure();
+    }
+    if (failed(Partitioner(func, mesh).run()))
+      signalPassFailure();
+  }
+};
+} // namespace
