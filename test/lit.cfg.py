@@ -9,7 +9,7 @@ config.name = "PARC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
-                   "unittests", "expect-exit.py"]
+                   "unittests", "expect-exit.py", "compare-tensors.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.parc_obj_root, "test")
 
@@ -18,6 +18,8 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%exit1", config.python_executable + " " +
                              os.path.join(config.test_source_root,
                                           "expect-exit.py") + " 1"))
+config.substitutions.append(("%compare", os.path.join(config.test_source_root,
+                                                      "compare-tensors.py")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root,
                                                      "Inputs")))
 

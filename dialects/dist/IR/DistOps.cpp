@@ -254,5 +254,51 @@ LogicalResult RecvOp::verify() {
   return verifyGroup(*this, getMeshAttr(), getAxes());
 }
 
+//===----------------------------------------------------------------------===//
+// CommunicationOpInterface
+//===----------------------------------------------------------------------===//
+
+static int64_t bytesOf(Type type) {
+  auto shaped = cast<ShapedType>(type);
+  return shaped.getNumElements() *
+         std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
+}
+
+/// The share of a buffer each rank sends when every rank needs the other
+/// ranks' parts of it: (n - 1) / n.
+static double othersShare(int64_t groupSize) {
+  return groupSize > 0 ? double(groupSize - 1) / groupSize : 0.0;
+}
+
+int64_t AllReduceOp::getBufferBytes() { return bytesOf(getType()); }
+double AllReduceOp::getTrafficBytes(int64_t groupSize) {
+  return 2 * othersShare(groupSize) * getBufferBytes();
+}
+
+int64_t AllGatherOp::getBufferBytes() { return bytesOf(getType()); }
+double AllGatherOp::getTrafficBytes(int64_t groupSize) {
+  return othersShare(groupSize) * getBufferBytes();
+}
+
+int64_t ReduceScatterOp::getBufferBytes() {
+  return bytesOf(getInput().getType());
+}
+double ReduceScatterOp::getTrafficBytes(int64_t groupSize) {
+  return othersShare(groupSize) * getBufferBytes();
+}
+
+int64_t AllToAllOp::getBufferBytes() { return bytesOf(getInput().getType()); }
+double AllToAllOp::getTrafficBytes(int64_t groupSize) {
+  return othersShare(groupSize) * getBufferBytes();
+}
+
+// Slicing and reading coordinates move nothing.
+int64_t AllSliceOp::getBufferBytes() { return 0; }
+double AllSliceOp::getTrafficBytes(int64_t) { return 0; }
+int64_t AxisIndexOp::getBufferBytes() { return 0; }
+double AxisIndexOp::getTrafficBytes(int64_t) { return 0; }
+
+#include "dist/IR/DistInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "dist/IR/DistOps.cpp.inc"

@@ -5,6 +5,7 @@
 
 #include "dist/IR/DistAttrs.h"
 #include "dist/IR/DistDialect.h"
+#include "dist/IR/DistInterfaces.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

@@ -4,6 +4,7 @@
 #define DIST_IR_DISTOPS_TD
 
 include "dist/IR/DistBase.td"
+include "dist/IR/DistInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -41,13 +42,15 @@ def Dist_ConstraintOp : Dist_Op<"constraint", [Pure, AllTypesMatch<["input", "re
   }];
   let arguments = (ins AnyRankedTensor:$input, Dist_ShardingAttr:$sharding);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$input $sharding attr-dict `:` type($input)";
+  // The sharding comes last: a trailing `: type` would be read as its type.
+  let assemblyFormat = "$input `:` type($input) `to` $sharding attr-dict";
   let hasVerifier = 1;
 }
 
 // Collectives on local tensors; `axes` name the group.
 class Dist_CollectiveOp<string mnemonic, list<Trait> traits = []>
-    : Dist_Op<mnemonic, !listconcat(traits, [Pure])> {
+    : Dist_Op<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<Dist_CommunicationOpInterface>])> {
   let hasVerifier = 1;
 }
 

@@ -92,4 +92,16 @@ def PartitionPass : Pass<"parc-partition", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }
 
+def CommReportPass : Pass<"parc-comm-report", "::mlir::ModuleOp"> {
+  let summary = "Prints every collective and the bytes it moves";
+  let description = [{
+    For each function that uses collectives: one line per collective (kind,
+    axes, group size, elements, buffer bytes and ring traffic per rank,
+    location), then totals per kind and overall. Buffer bytes are the full
+    tensor the collective covers on a rank; traffic is what a rank sends in
+    the bandwidth-optimal algorithm (CommunicationOpInterface). Prints to
+    stdout and leaves the IR unchanged.
+  }];
+}
+
 #endif // PARC_TRANSFORMS_PASSES_TD

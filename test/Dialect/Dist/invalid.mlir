@@ -1,0 +1,80 @@
+// RUN: parc-opt %s -split-input-file -verify-diagnostics
+
+dist.mesh @mesh axes = [tp = 4]
+func.func @gather(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op result dimension 1 has size 16, expected 32 for a group of 4 ranks}}
+  %0 = dist.all_gather %x on @mesh ["tp"] dim = 1 : tensor<4x8xf32> -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh axes = [tp = 4]
+func.func @scatter(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op dimension 1 of size 6 cannot be split into 4 chunks}}
+  %0 = dist.reduce_scatter %x on @mesh ["tp"] dim = 1 : tensor<4x6xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh axes = [tp = 4]
+func.func @unknown_mesh(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op refers to unknown mesh @other}}
+  %0 = dist.all_reduce sum %x on @other ["tp"] : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh axes = [tp = 4]
+func.func @unknown_axis(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op unknown axis 'dp' of mesh @mesh}}
+  %0 = dist.all_reduce sum %x on @mesh ["dp"] : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh axes = [tp = 4]
+func.func @twice(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op lists axis 'tp' twice}}
+  %0 = dist.all_reduce sum %x on @mesh ["tp", "tp"] : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh axes = [tp = 4]
+func.func @slice_dim(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_slice' op dimension 1 is out of range for rank 1}}
+  %0 = dist.all_slice %x on @mesh ["tp"] dim = 1 : tensor<4xf32> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op names axis 'tp' twice}}
+dist.mesh @mesh axes = [tp = 4, tp = 2]
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op axis 'tp' has size 0; sizes must be >= 1}}
+dist.mesh @mesh axes = [tp = 0]
+
+// -----
+
+dist.mesh @mesh axes = [tp = 4]
+// expected-error @+1 {{mesh axis 'tp' is used twice in one sharding (again in dimension 1)}}
+func.func @axis_twice(%x: tensor<8x8xf32> {dist.sharding = #dist.sharding<@mesh, [[tp], [tp]]>}) {
+  return
+}
+
+// -----
+
+dist.mesh @mesh axes = [tp = 4]
+func.func @constraint(%x: tensor<6xf32>) {
+  // expected-error @+1 {{'dist.constraint' op operand: dimension 0 of size 6 cannot be split over mesh axis 'tp' (4 shards do not divide it)}}
+  %0 = dist.constraint %x : tensor<6xf32> to #dist.sharding<@mesh, [[tp]]>
+  return
+}
