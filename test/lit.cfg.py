@@ -20,6 +20,8 @@ config.substitutions.append(("%exit1", config.python_executable + " " +
                                           "expect-exit.py") + " 1"))
 config.substitutions.append(("%compare", os.path.join(config.test_source_root,
                                                       "compare-tensors.py")))
+config.substitutions.append(("%plans", os.path.join(
+    config.test_source_root, "Transforms", "sharding", "Inputs")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root,
                                                      "Inputs")))
 
@@ -27,5 +29,12 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.parc_tools_dir, config.llvm_tools_dir]
-tools = ["parc-opt", "parc-run", "parc-model"]
+tools = ["parc-opt", "parc-run", "parc-model", "parc-compile"]
+
+# Compiled programs run under Open MPI as root in CI, with more ranks than
+# cores.
+config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+config.environment["OPENBLAS_NUM_THREADS"] = "1"
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -77,7 +77,8 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
 
 LogicalResult ApplyPlanPass::apply() {
   if (planFile.empty())
-    return error() << "no plan file given (parc-apply-plan=plan=FILE)";
+    return emitError(getOperation().getLoc())
+           << "no plan file given: --parc-apply-plan=plan=FILE";
   auto buffer = llvm::MemoryBuffer::getFile(planFile);
   if (!buffer)
     return error() << "cannot read the plan: " << buffer.getError().message();
@@ -188,6 +189,8 @@ LogicalResult ApplyPlanPass::applySharding(const std::string &name,
     builder.setInsertionPointAfter(op);
     auto pinned =
         dist::ConstraintOp::create(builder, op->getLoc(), value, sharding);
+    pinned->setAttr(dist::DistDialect::kFromPlanAttrName,
+                    builder.getUnitAttr());
     value.replaceAllUsesExcept(pinned, pinned);
   }
   for (auto func : getOperation().getOps<func::FuncOp>())

@@ -337,8 +337,11 @@ findMesh(func::FuncOp func,
       seeds.push_back({terminator->getOperand(index), attr, Priority::Explicit,
                        "result #" + std::to_string(index)});
   func.walk([&](dist::ConstraintOp constraint) {
+    bool fromPlan =
+        constraint->hasAttr(dist::DistDialect::kFromPlanAttrName);
     seeds.push_back({constraint.getResult(), constraint.getSharding(),
-                     Priority::Explicit, "dist.constraint"});
+                     fromPlan ? Priority::Plan : Priority::Explicit,
+                     "dist.constraint"});
   });
 
   dist::MeshOp mesh;

@@ -56,6 +56,15 @@ TensorSharding::getLocalShape(ArrayRef<int64_t> globalShape,
   return shape;
 }
 
+SmallVector<int64_t>
+TensorSharding::getGlobalShape(ArrayRef<int64_t> localShape,
+                               dist::MeshOp mesh) const {
+  SmallVector<int64_t> shape(localShape);
+  for (auto [size, axes] : llvm::zip_equal(shape, dims))
+    size *= mesh.getGroupSize(axes);
+  return shape;
+}
+
 RankedTensorType TensorSharding::getLocalType(RankedTensorType globalType,
                                               dist::MeshOp mesh) const {
   return RankedTensorType::get(getLocalShape(globalType.getShape(), mesh),

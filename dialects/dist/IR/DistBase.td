@@ -32,6 +32,8 @@ def Dist_Dialect : Dialect {
     /// Argument attribute holding a plan's sharding (lower priority).
     static constexpr ::llvm::StringLiteral kPlanShardingAttrName =
         "dist.plan_sharding";
+    /// Marks a dist.constraint that a plan inserted (plan priority).
+    static constexpr ::llvm::StringLiteral kFromPlanAttrName = "dist.from_plan";
 
   private:
     void registerAttributes();

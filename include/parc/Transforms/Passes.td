@@ -39,13 +39,13 @@ def PrintShardingRulesPass : Pass<"parc-print-sharding-rules"> {
 def ApplyPlanPass : Pass<"parc-apply-plan", "::mlir::ModuleOp"> {
   let summary = "Attaches the mesh and shardings of a plan file";
   let description = [{
-    Reads a plan (docs/plan.md; the smallest is
+    Reads a plan (docs/sharding.md, "Plan files"; the smallest is
     `{"mesh": {"dp": 2, "tp": 2}, "shardings": {"x": [["dp"], []]}}`),
     creates `dist.mesh @mesh` with the plan's axes in order, and sets
     `dist.plan_sharding` on every argument the plan names by `parc.name`.
     A name may also be the `parc.name` of an op (its first result, such as
     GPT's residual stream `h.0.attn.residual`): the value is then pinned
-    with a `dist.constraint`. Unknown names or axes, and malformed files,
+    with a `dist.constraint` marked `dist.from_plan` (plan priority). Unknown names or axes, and malformed files,
     are errors.
   }];
   let options = [
@@ -63,7 +63,8 @@ def ShardingPropagationPass
     (explicit), `dist.plan_sharding` on arguments (plan). Walks ops forward
     and backward through their ShardingRuleOpInterface to a fixed point.
     Per factor, the highest-priority shardings win (explicit > plan >
-    propagated); among equals the one that moves fewer bytes, then the
+    propagated); among equals the one that moves fewer bytes, then a
+    sharded choice over leaving the factor whole, then the lexicographically
     smaller axis list. Two explicit annotations that shard one factor
     differently are an error.
 
@@ -101,6 +102,19 @@ def CommReportPass : Pass<"parc-comm-report", "::mlir::ModuleOp"> {
     tensor the collective covers on a rank; traffic is what a rank sends in
     the bandwidth-optimal algorithm (CommunicationOpInterface). Prints to
     stdout and leaves the IR unchanged.
+  }];
+}
+
+def MemoryPlanPass : Pass<"parc-plan-memory", "::mlir::func::FuncOp"> {
+  let summary = "Places every tensor of a rank program in one arena";
+  let description = [{
+    Each tensor lives from the op that defines it to its last use;
+    arguments and results for the whole program (they persist across
+    steps). Offsets are assigned first-fit in order of definition, 64-byte
+    aligned, reusing the space of dead tensors. Records `parc.offset` on
+    arguments, `parc.offsets` on ops, and on the function `parc.arena_bytes`
+    (the peak) and `parc.tensor_bytes` (the sum of all tensor sizes, what a
+    plan without reuse would need).
   }];
 }
 

@@ -39,6 +39,9 @@ struct TensorSharding {
                                      dist::MeshOp mesh) const;
   RankedTensorType getLocalType(RankedTensorType globalType,
                                 dist::MeshOp mesh) const;
+  /// The shape of the global tensor whose per-rank parts have `localShape`.
+  SmallVector<int64_t> getGlobalShape(ArrayRef<int64_t> localShape,
+                                      dist::MeshOp mesh) const;
 };
 
 llvm::raw_ostream &operator<<(llvm::raw_ostream &os,

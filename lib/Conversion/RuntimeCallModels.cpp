@@ -1,0 +1,237 @@
+//===- RuntimeCallModels.cpp - the libparcrt call of each op --------------===//
+//
+// An op `d.name` calls `parcrt_name`; the functions below append the
+// attributes of ops that have some, in the order parcrt.h documents.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/Conversion/RuntimeCallOpInterface.h"
+
+#include "dist/IR/DistOps.h"
+#include "parc/IR/ParcOps.h"
+
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+#include "parc/Conversion/RuntimeCallOpInterface.cpp.inc"
+
+using Ints = SmallVectorImpl<int64_t>;
+using Floats = SmallVectorImpl<double>;
+
+/// Attributes of ops that have none.
+static LogicalResult appendAttributes(Operation *, ArrayRef<StringRef>, Ints &,
+                                      Floats &) {
+  return success();
+}
+
+static LogicalResult appendAttributes(GeluOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  ints.push_back(op.getApproximation() == GeluApproximation::Tanh);
+  return success();
+}
+
+static LogicalResult appendAttributes(MatmulOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  ints.append({op.getTransposeLhs(), op.getTransposeRhs()});
+  return success();
+}
+
+static LogicalResult appendAttributes(SoftmaxOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  ints.push_back(op.getAxis());
+  return success();
+}
+
+static LogicalResult appendAttributes(LayerNormOp op, ArrayRef<StringRef>,
+                                      Ints &, Floats &floats) {
+  floats.push_back(op.getEpsilon().convertToDouble());
+  return success();
+}
+
+static LogicalResult appendAttributes(RmsNormOp op, ArrayRef<StringRef>,
+                                      Ints &, Floats &floats) {
+  floats.push_back(op.getEpsilon().convertToDouble());
+  return success();
+}
+
+static LogicalResult appendAttributes(EmbeddingOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  ints.push_back(op.getShard() != nullptr);
+  return success();
+}
+
+static LogicalResult appendAttributes(TakeOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  ints.push_back(op.getShard() != nullptr);
+  return success();
+}
+
+static LogicalResult appendAttributes(TransposeOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  llvm::append_range(ints, op.getPermutation());
+  return success();
+}
+
+template <typename ReduceOpT>
+static LogicalResult appendReduction(ReduceOpT op, Ints &ints) {
+  ints.push_back(op.getAxes().size());
+  llvm::append_range(ints, op.getAxes());
+  ints.push_back(op.getKeepdims());
+  return success();
+}
+static LogicalResult appendAttributes(ReduceSumOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  return appendReduction(op, ints);
+}
+static LogicalResult appendAttributes(ReduceMeanOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  return appendReduction(op, ints);
+}
+static LogicalResult appendAttributes(ReduceMaxOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  return appendReduction(op, ints);
+}
+
+static LogicalResult appendAttributes(ConcatOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  ints.append({static_cast<int64_t>(op.getInputs().size()), op.getAxis()});
+  return success();
+}
+
+static LogicalResult appendAttributes(SliceOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  llvm::append_range(ints, op.getOffsets());
+  llvm::append_range(ints, op.getStrides());
+  return success();
+}
+
+static LogicalResult appendAttributes(ConstantOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &floats) {
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return op.emitOpError("only dense constants can be compiled");
+  // A splat is one value; the runtime fills the tensor with it.
+  int64_t count = dense.isSplat() ? 1 : dense.getNumElements();
+  ints.push_back(count);
+  if (isa<FloatType>(dense.getElementType())) {
+    for (APFloat value :
+         llvm::make_range(dense.value_begin<APFloat>(),
+                          dense.value_begin<APFloat>() + count)) {
+      bool losesInfo;
+      value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                    &losesInfo);
+      floats.push_back(value.convertToDouble());
+    }
+  } else {
+    for (APInt value : llvm::make_range(dense.value_begin<APInt>(),
+                                        dense.value_begin<APInt>() + count))
+      floats.push_back(static_cast<double>(value.getSExtValue()));
+  }
+  return success();
+}
+
+static LogicalResult appendAttributes(AttentionOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &floats) {
+  ints.push_back(op.getCausal());
+  floats.push_back(op.getScale().convertToDouble());
+  return success();
+}
+
+/// A collective's group: the number of axes, then their mesh positions.
+static LogicalResult appendGroup(Operation *op, ArrayAttr axes,
+                                 ArrayRef<StringRef> meshAxes, Ints &ints) {
+  ints.push_back(axes.size());
+  for (StringRef axis : axes.getAsValueRange<StringAttr>()) {
+    const StringRef *position = llvm::find(meshAxes, axis);
+    if (position == meshAxes.end())
+      return op->emitOpError("names axis '") << axis << "' of another mesh";
+    ints.push_back(position - meshAxes.begin());
+  }
+  return success();
+}
+
+static LogicalResult appendAttributes(dist::AllReduceOp op,
+                                      ArrayRef<StringRef> meshAxes, Ints &ints,
+                                      Floats &) {
+  if (failed(appendGroup(op, op.getAxes(), meshAxes, ints)))
+    return failure();
+  ints.push_back(op.getReduction() == dist::ReductionKind::Max);
+  return success();
+}
+
+template <typename DimOpT>
+static LogicalResult appendGroupAndDim(DimOpT op, ArrayRef<StringRef> meshAxes,
+                                       Ints &ints) {
+  if (failed(appendGroup(op, op.getAxes(), meshAxes, ints)))
+    return failure();
+  ints.push_back(op.getDim());
+  return success();
+}
+static LogicalResult appendAttributes(dist::AllGatherOp op,
+                                      ArrayRef<StringRef> meshAxes, Ints &ints,
+                                      Floats &) {
+  return appendGroupAndDim(op, meshAxes, ints);
+}
+static LogicalResult appendAttributes(dist::ReduceScatterOp op,
+                                      ArrayRef<StringRef> meshAxes, Ints &ints,
+                                      Floats &) {
+  return appendGroupAndDim(op, meshAxes, ints);
+}
+static LogicalResult appendAttributes(dist::AllSliceOp op,
+                                      ArrayRef<StringRef> meshAxes, Ints &ints,
+                                      Floats &) {
+  return appendGroupAndDim(op, meshAxes, ints);
+}
+
+static LogicalResult appendAttributes(dist::AllToAllOp op,
+                                      ArrayRef<StringRef> meshAxes, Ints &ints,
+                                      Floats &) {
+  if (failed(appendGroup(op, op.getAxes(), meshAxes, ints)))
+    return failure();
+  ints.append({op.getSplitDim(), op.getConcatDim()});
+  return success();
+}
+
+static LogicalResult appendAttributes(dist::AxisIndexOp op,
+                                      ArrayRef<StringRef> meshAxes, Ints &ints,
+                                      Floats &) {
+  return appendGroup(op, op.getAxes(), meshAxes, ints);
+}
+
+namespace {
+template <typename OpT>
+struct RuntimeCallModel
+    : public RuntimeCallOpInterface::ExternalModel<RuntimeCallModel<OpT>,
+                                                   OpT> {
+  FailureOr<StringRef> getRuntimeCall(Operation *op,
+                                      ArrayRef<StringRef> meshAxes, Ints &ints,
+                                      Floats &floats) const {
+    if (failed(appendAttributes(cast<OpT>(op), meshAxes, ints, floats)))
+      return failure();
+    // Uniqued in the context, so the name outlives this call.
+    return StringAttr::get(op->getContext(),
+                           "parcrt_" + op->getName().stripDialect())
+        .getValue();
+  }
+};
+
+template <typename... OpTs> void attach(MLIRContext *context) {
+  (OpTs::template attachInterface<RuntimeCallModel<OpTs>>(*context), ...);
+}
+} // namespace
+
+void mlir::parc::registerRuntimeCallModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, ParcDialect *) {
+    attach<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, TanhOp, ReluOp,
+           SigmoidOp, SiluOp, GeluOp, MatmulOp, SoftmaxOp, LayerNormOp,
+           RmsNormOp, EmbeddingOp, TakeOp, ReshapeOp, TransposeOp,
+           ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ConcatOp, SliceOp,
+           ConstantOp, AttentionOp, CrossEntropyOp>(context);
+  });
+  registry.addExtension(+[](MLIRContext *context, dist::DistDialect *) {
+    attach<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
+           dist::AllToAllOp, dist::AllSliceOp, dist::AxisIndexOp>(context);
+  });
+}

@@ -1,0 +1,28 @@
+//===- Backend.cpp - what every backend shares ----------------------------===//
+
+#include "parcrt/Backend.h"
+
+using namespace parcrt;
+
+size_t parcrt::dtypeBytes(parcrt_dtype dtype) {
+  switch (dtype) {
+  case PARCRT_F32:
+  case PARCRT_I32:
+    return 4;
+  case PARCRT_F16:
+  case PARCRT_BF16:
+    return 2;
+  case PARCRT_I64:
+    return 8;
+  }
+  return 0;
+}
+
+int64_t TensorRef::numElements() const {
+  int64_t count = 1;
+  for (int dim = 0; dim < rank; ++dim)
+    count *= shape[dim];
+  return count;
+}
+
+Backend::~Backend() = default;

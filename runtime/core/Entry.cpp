@@ -1,0 +1,241 @@
+//===- Entry.cpp - the C entry points of generated programs ---------------===//
+//
+// Each parcrt_* function decodes its static descriptors (parcrt.h) into
+// TensorRefs over the context's arena and forwards to the backend.
+// Collectives are bracketed by the watchdog.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/Context.h"
+
+#include <vector>
+
+using namespace parcrt;
+
+namespace {
+using Unary = Backend::Unary;
+using Reduce = Backend::Reduce;
+
+TensorRef decode(parcrt_context *ctx, const int64_t *words) {
+  TensorRef ref;
+  ref.data = ctx->arena + words[0];
+  ref.dtype = static_cast<parcrt_dtype>(words[1]);
+  ref.rank = static_cast<int>(words[2]);
+  for (int dim = 0; dim < ref.rank; ++dim)
+    ref.shape[dim] = words[3 + dim];
+  return ref;
+}
+
+/// The first `count` descriptors.
+std::vector<TensorRef> decodeAll(parcrt_context *ctx, const int64_t *tensors,
+                                 int count) {
+  std::vector<TensorRef> refs;
+  for (int i = 0; i < count; ++i)
+    refs.push_back(decode(ctx, tensors + i * PARCRT_TENSOR_WORDS));
+  return refs;
+}
+
+/// A group (count, axis positions...) at the start of `ints`; advances
+/// `ints` past it.
+std::vector<int> decodeGroup(const int64_t *&ints) {
+  std::vector<int> axes(ints + 1, ints + 1 + ints[0]);
+  ints += 1 + ints[0];
+  return axes;
+}
+
+void binary(parcrt_context *ctx, char op, const int64_t *tensors) {
+  ctx->backend->binary(op, decodeAll(ctx, tensors, 3).data());
+}
+
+void unary(parcrt_context *ctx, Unary op, const int64_t *tensors) {
+  ctx->backend->unary(op, decodeAll(ctx, tensors, 2).data());
+}
+
+void reduce(parcrt_context *ctx, Reduce op, const int64_t *tensors,
+            const int64_t *ints) {
+  // keepdims (after the axes) shows in the result's shape already.
+  ctx->backend->reduce(op, decodeAll(ctx, tensors, 2).data(), ints + 1,
+                       static_cast<int>(ints[0]));
+}
+
+/// Runs `body` between the watchdog's begin() and end().
+template <typename Fn>
+void collective(parcrt_context *ctx, const char *kind,
+                const std::vector<int> &axes, Fn body) {
+  if (ctx->watchdog)
+    ctx->watchdog->begin(kind, axes);
+  body();
+  if (ctx->watchdog)
+    ctx->watchdog->end();
+}
+} // namespace
+
+extern "C" {
+
+void parcrt_add(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                const double *) {
+  binary(ctx, '+', t);
+}
+void parcrt_sub(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                const double *) {
+  binary(ctx, '-', t);
+}
+void parcrt_mul(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                const double *) {
+  binary(ctx, '*', t);
+}
+void parcrt_div(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                const double *) {
+  binary(ctx, '/', t);
+}
+
+void parcrt_neg(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                const double *) {
+  unary(ctx, Unary::Neg, t);
+}
+void parcrt_exp(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                const double *) {
+  unary(ctx, Unary::Exp, t);
+}
+void parcrt_log(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                const double *) {
+  unary(ctx, Unary::Log, t);
+}
+void parcrt_tanh(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                 const double *) {
+  unary(ctx, Unary::Tanh, t);
+}
+void parcrt_relu(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                 const double *) {
+  unary(ctx, Unary::Relu, t);
+}
+void parcrt_sigmoid(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                    const double *) {
+  unary(ctx, Unary::Sigmoid, t);
+}
+void parcrt_silu(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                 const double *) {
+  unary(ctx, Unary::Silu, t);
+}
+void parcrt_gelu(parcrt_context *ctx, const int64_t *t, const int64_t *ints,
+                 const double *) {
+  unary(ctx, ints[0] ? Unary::GeluTanh : Unary::GeluErf, t);
+}
+
+void parcrt_matmul(parcrt_context *ctx, const int64_t *t, const int64_t *ints,
+                   const double *) {
+  ctx->backend->matmul(decodeAll(ctx, t, 3).data(), ints[0] != 0, ints[1] != 0);
+}
+
+void parcrt_softmax(parcrt_context *ctx, const int64_t *t, const int64_t *ints,
+                    const double *) {
+  ctx->backend->softmax(decodeAll(ctx, t, 2).data(), ints[0]);
+}
+void parcrt_layer_norm(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                       const double *floats) {
+  ctx->backend->layerNorm(decodeAll(ctx, t, 4).data(), floats[0]);
+}
+void parcrt_rms_norm(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                     const double *floats) {
+  ctx->backend->rmsNorm(decodeAll(ctx, t, 3).data(), floats[0]);
+}
+
+void parcrt_embedding(parcrt_context *ctx, const int64_t *t,
+                      const int64_t *ints, const double *) {
+  bool hasShard = ints[0] != 0;
+  ctx->backend->embedding(decodeAll(ctx, t, hasShard ? 4 : 3).data(), hasShard);
+}
+void parcrt_take(parcrt_context *ctx, const int64_t *t, const int64_t *ints,
+                 const double *) {
+  bool hasShard = ints[0] != 0;
+  ctx->backend->take(decodeAll(ctx, t, hasShard ? 4 : 3).data(), hasShard);
+}
+
+void parcrt_reshape(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                    const double *) {
+  ctx->backend->copy(decodeAll(ctx, t, 2).data());
+}
+void parcrt_transpose(parcrt_context *ctx, const int64_t *t,
+                      const int64_t *ints, const double *) {
+  ctx->backend->transpose(decodeAll(ctx, t, 2).data(), ints);
+}
+void parcrt_reduce_sum(parcrt_context *ctx, const int64_t *t,
+                       const int64_t *ints, const double *) {
+  reduce(ctx, Reduce::Sum, t, ints);
+}
+void parcrt_reduce_mean(parcrt_context *ctx, const int64_t *t,
+                        const int64_t *ints, const double *) {
+  reduce(ctx, Reduce::Mean, t, ints);
+}
+void parcrt_reduce_max(parcrt_context *ctx, const int64_t *t,
+                       const int64_t *ints, const double *) {
+  reduce(ctx, Reduce::Max, t, ints);
+}
+void parcrt_concat(parcrt_context *ctx, const int64_t *t, const int64_t *ints,
+                   const double *) {
+  int numInputs = static_cast<int>(ints[0]);
+  std::vector<TensorRef> refs = decodeAll(ctx, t, numInputs + 1);
+  ctx->backend->concat(refs.data(), numInputs, refs[numInputs], ints[1]);
+}
+void parcrt_slice(parcrt_context *ctx, const int64_t *t, const int64_t *ints,
+                  const double *) {
+  std::vector<TensorRef> refs = decodeAll(ctx, t, 2);
+  ctx->backend->slice(refs.data(), ints, ints + refs[1].rank);
+}
+void parcrt_constant(parcrt_context *ctx, const int64_t *t, const int64_t *ints,
+                     const double *floats) {
+  ctx->backend->constant(decode(ctx, t), floats, ints[0]);
+}
+
+void parcrt_attention(parcrt_context *ctx, const int64_t *t,
+                      const int64_t *ints, const double *floats) {
+  ctx->backend->attention(decodeAll(ctx, t, 4).data(), ints[0] != 0, floats[0]);
+}
+void parcrt_cross_entropy(parcrt_context *ctx, const int64_t *t,
+                          const int64_t *, const double *) {
+  ctx->backend->crossEntropy(decodeAll(ctx, t, 3).data());
+}
+
+void parcrt_all_reduce(parcrt_context *ctx, const int64_t *t,
+                       const int64_t *ints, const double *) {
+  std::vector<int> axes = decodeGroup(ints);
+  bool max = ints[0] == 1;
+  std::vector<TensorRef> refs = decodeAll(ctx, t, 2);
+  collective(ctx, "all_reduce", axes,
+             [&] { ctx->backend->allReduce(axes, max, refs.data()); });
+}
+void parcrt_all_gather(parcrt_context *ctx, const int64_t *t,
+                       const int64_t *ints, const double *) {
+  std::vector<int> axes = decodeGroup(ints);
+  std::vector<TensorRef> refs = decodeAll(ctx, t, 2);
+  collective(ctx, "all_gather", axes,
+             [&] { ctx->backend->allGather(axes, ints[0], refs.data()); });
+}
+void parcrt_reduce_scatter(parcrt_context *ctx, const int64_t *t,
+                           const int64_t *ints, const double *) {
+  std::vector<int> axes = decodeGroup(ints);
+  std::vector<TensorRef> refs = decodeAll(ctx, t, 2);
+  collective(ctx, "reduce_scatter", axes,
+             [&] { ctx->backend->reduceScatter(axes, ints[0], refs.data()); });
+}
+void parcrt_all_to_all(parcrt_context *ctx, const int64_t *t,
+                       const int64_t *ints, const double *) {
+  std::vector<int> axes = decodeGroup(ints);
+  std::vector<TensorRef> refs = decodeAll(ctx, t, 2);
+  collective(ctx, "all_to_all", axes, [&] {
+    ctx->backend->allToAll(axes, ints[0], ints[1], refs.data());
+  });
+}
+void parcrt_all_slice(parcrt_context *ctx, const int64_t *t,
+                      const int64_t *ints, const double *) {
+  // Local: no communication, so nothing for the watchdog to watch.
+  std::vector<int> axes = decodeGroup(ints);
+  ctx->backend->allSlice(axes, ints[0], decodeAll(ctx, t, 2).data());
+}
+void parcrt_axis_index(parcrt_context *ctx, const int64_t *t,
+                       const int64_t *ints, const double *) {
+  std::vector<int> axes = decodeGroup(ints);
+  ctx->backend->axisIndex(axes, decode(ctx, t));
+}
+
+} // extern "C"

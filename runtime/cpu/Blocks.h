@@ -1,0 +1,55 @@
+//===- Blocks.h - row-major index arithmetic of the cpu kernels -*- C++ -*-===//
+//
+// A row-major tensor seen around one dimension `dim` is [outer, length,
+// inner]: concat, chunking and every collective move contiguous runs of
+// `inner` bytes per position along `dim`, whatever the dtype.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARCRT_CPU_BLOCKS_H
+#define PARCRT_CPU_BLOCKS_H
+
+#include "parcrt/Backend.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace parcrt::cpu {
+
+/// Row-major strides in elements: the last dimension has stride 1.
+std::vector<int64_t> rowMajorStrides(const TensorRef &t);
+
+/// The number of positions before `dim` (product of shape[0, dim)).
+int64_t outerCount(const TensorRef &t, int64_t dim);
+/// The bytes of one position along `dim` (product of shape(dim, rank) times
+/// the element size).
+size_t innerBytes(const TensorRef &t, int64_t dim);
+
+/// For each of `outer` rows, copies positions [srcStart, srcStart + count)
+/// of a dimension of length `srcLength` in `src` to positions [dstStart, ..)
+/// of one of length `dstLength` in `dst`; a position is `inner` bytes.
+void copyAlongDim(const void *src, int64_t srcLength, int64_t srcStart,
+                  void *dst, int64_t dstLength, int64_t dstStart, int64_t count,
+                  int64_t outer, size_t inner);
+
+/// Calls `body(index, linear)` for every multi-index of `shape[0, rank)` in
+/// row-major order.
+template <typename Fn>
+void forEachIndex(const int64_t *shape, int rank, Fn &&body) {
+  int64_t count = 1;
+  for (int dim = 0; dim < rank; ++dim)
+    count *= shape[dim];
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t linear = 0; linear < count; ++linear) {
+    body(static_cast<const int64_t *>(index.data()), linear);
+    for (int dim = rank - 1; dim >= 0; --dim) {
+      if (++index[dim] < shape[dim])
+        break;
+      index[dim] = 0;
+    }
+  }
+}
+
+} // namespace parcrt::cpu
+
+#endif // PARCRT_CPU_BLOCKS_H

@@ -1,0 +1,128 @@
+//===- CpuBackend.cpp - the cpu backend: OpenBLAS kernels, MPI ------------===//
+
+#include "cpu/Blocks.h"
+#include "cpu/Kernels.h"
+#include "cpu/MpiCollectives.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace parcrt;
+
+namespace {
+class CpuBackend final : public Backend {
+public:
+  explicit CpuBackend(const MeshInfo &mesh) : mesh(mesh), collectives(mesh) {}
+
+  const char *name() const override { return "cpu"; }
+
+  void *allocate(size_t bytes) override {
+    // Cache-line aligned and zeroed, so an unwritten byte reads as 0 on
+    // every rank.
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *memory = std::aligned_alloc(64, rounded ? rounded : 64);
+    if (memory)
+      std::memset(memory, 0, rounded);
+    return memory;
+  }
+  void release(void *memory) override { std::free(memory); }
+  void toArena(void *dst, const void *src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void fromArena(void *dst, const void *src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void synchronize() override {}
+
+  void binary(char op, const TensorRef *t) override { cpu::binary(op, t); }
+  void unary(Unary op, const TensorRef *t) override { cpu::unary(op, t); }
+  void matmul(const TensorRef *t, bool transposeLhs,
+              bool transposeRhs) override {
+    cpu::matmul(t, transposeLhs, transposeRhs);
+  }
+  void softmax(const TensorRef *t, int64_t axis) override {
+    cpu::softmax(t, axis);
+  }
+  void layerNorm(const TensorRef *t, double epsilon) override {
+    cpu::layerNorm(t, epsilon);
+  }
+  void rmsNorm(const TensorRef *t, double epsilon) override {
+    cpu::rmsNorm(t, epsilon);
+  }
+  void embedding(const TensorRef *t, bool hasShard) override {
+    cpu::embedding(t, hasShard);
+  }
+  void take(const TensorRef *t, bool hasShard) override {
+    cpu::take(t, hasShard);
+  }
+  void attention(const TensorRef *t, bool causal, double scale) override {
+    cpu::attention(t, causal, scale);
+  }
+  void crossEntropy(const TensorRef *t) override { cpu::crossEntropy(t); }
+
+  void copy(const TensorRef *t) override { cpu::copy(t); }
+  void transpose(const TensorRef *t, const int64_t *perm) override {
+    cpu::transpose(t, perm);
+  }
+  void reduce(Reduce op, const TensorRef *t, const int64_t *axes,
+              int numAxes) override {
+    cpu::reduce(op, t, axes, numAxes);
+  }
+  void concat(const TensorRef *inputs, int numInputs, const TensorRef &result,
+              int64_t axis) override {
+    cpu::concat(inputs, numInputs, result, axis);
+  }
+  void slice(const TensorRef *t, const int64_t *offsets,
+             const int64_t *strides) override {
+    cpu::slice(t, offsets, strides);
+  }
+  void constant(const TensorRef &result, const double *values,
+                int64_t numValues) override {
+    cpu::constant(result, values, numValues);
+  }
+
+  void allReduce(const std::vector<int> &axes, bool max,
+                 const TensorRef *t) override {
+    collectives.allReduce(axes, max, t);
+  }
+  void allGather(const std::vector<int> &axes, int64_t dim,
+                 const TensorRef *t) override {
+    collectives.allGather(axes, dim, t);
+  }
+  void reduceScatter(const std::vector<int> &axes, int64_t dim,
+                     const TensorRef *t) override {
+    collectives.reduceScatter(axes, dim, t);
+  }
+  void allToAll(const std::vector<int> &axes, int64_t splitDim,
+                int64_t concatDim, const TensorRef *t) override {
+    collectives.allToAll(axes, splitDim, concatDim, t);
+  }
+
+  /// This rank's chunk along `dim`: local, no communication.
+  void allSlice(const std::vector<int> &axes, int64_t dim,
+                const TensorRef *t) override {
+    int64_t length = t[1].shape[dim];
+    cpu::copyAlongDim(t[0].data, t[0].shape[dim],
+                      mesh.indexInGroup(axes) * length, t[1].data, length, 0,
+                      length, cpu::outerCount(t[0], dim),
+                      cpu::innerBytes(t[0], dim));
+  }
+  void axisIndex(const std::vector<int> &axes,
+                 const TensorRef &result) override {
+    cpu::requireInteger("axis_index", "the result", result);
+    int64_t index = mesh.indexInGroup(axes);
+    if (result.dtype == PARCRT_I32)
+      *static_cast<int32_t *>(result.data) = static_cast<int32_t>(index);
+    else
+      *static_cast<int64_t *>(result.data) = index;
+  }
+
+private:
+  const MeshInfo &mesh;
+  cpu::MpiCollectives collectives;
+};
+} // namespace
+
+std::unique_ptr<Backend> parcrt::createCpuBackend(const MeshInfo &mesh) {
+  return std::make_unique<CpuBackend>(mesh);
+}

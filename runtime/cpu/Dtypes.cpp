@@ -1,0 +1,46 @@
+//===- Dtypes.cpp - the dtypes the cpu kernels accept ---------------------===//
+
+#include "cpu/Kernels.h"
+
+#include "core/Fatal.h"
+
+#include <string>
+
+using namespace parcrt;
+
+static const char *dtypeName(parcrt_dtype dtype) {
+  switch (dtype) {
+  case PARCRT_F32:
+    return "f32";
+  case PARCRT_F16:
+    return "f16";
+  case PARCRT_BF16:
+    return "bf16";
+  case PARCRT_I32:
+    return "i32";
+  case PARCRT_I64:
+    return "i64";
+  }
+  return "an unknown dtype";
+}
+
+void cpu::requireF32(const char *op, const TensorRef *t, int count) {
+  for (int i = 0; i < count; ++i)
+    if (t[i].dtype != PARCRT_F32)
+      fatal(std::string(op) +
+            ": the cpu backend computes in f32 only, but "
+            "tensor " +
+            std::to_string(i) + " of the op is " + dtypeName(t[i].dtype));
+}
+
+void cpu::requireInteger(const char *op, const char *role, const TensorRef &t) {
+  if (t.dtype != PARCRT_I32 && t.dtype != PARCRT_I64)
+    fatal(std::string(op) + ": " + role + " must be i32 or i64, not " +
+          dtypeName(t.dtype));
+}
+
+int64_t cpu::integerAt(const TensorRef &t, int64_t index) {
+  if (t.dtype == PARCRT_I32)
+    return static_cast<const int32_t *>(t.data)[index];
+  return static_cast<const int64_t *>(t.data)[index];
+}

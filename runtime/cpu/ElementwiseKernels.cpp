@@ -1,0 +1,98 @@
+//===- ElementwiseKernels.cpp - broadcasting arithmetic and activations ---===//
+
+#include "cpu/Blocks.h"
+#include "cpu/Kernels.h"
+
+#include <cmath>
+
+using namespace parcrt;
+
+/// Strides of `operand` in the index space of `result` (numpy broadcasting:
+/// dimensions are right-aligned; a size-1 or missing one has stride 0).
+static std::vector<int64_t> alignedStrides(const TensorRef &operand,
+                                           const TensorRef &result) {
+  std::vector<int64_t> strides(result.rank, 0);
+  std::vector<int64_t> own = cpu::rowMajorStrides(operand);
+  int offset = result.rank - operand.rank;
+  for (int dim = 0; dim < operand.rank; ++dim)
+    if (operand.shape[dim] != 1)
+      strides[offset + dim] = own[dim];
+  return strides;
+}
+
+template <typename Fn> static void broadcast(const TensorRef *t, Fn fn) {
+  const auto *lhs = static_cast<const float *>(t[0].data);
+  const auto *rhs = static_cast<const float *>(t[1].data);
+  auto *out = static_cast<float *>(t[2].data);
+  int64_t count = t[2].numElements();
+  if (t[0].numElements() == count && t[1].numElements() == count) {
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = fn(lhs[i], rhs[i]);
+    return;
+  }
+  std::vector<int64_t> lhsStrides = alignedStrides(t[0], t[2]);
+  std::vector<int64_t> rhsStrides = alignedStrides(t[1], t[2]);
+  cpu::forEachIndex(t[2].shape, t[2].rank,
+                    [&](const int64_t *index, int64_t linear) {
+                      int64_t l = 0, r = 0;
+                      for (int dim = 0; dim < t[2].rank; ++dim) {
+                        l += index[dim] * lhsStrides[dim];
+                        r += index[dim] * rhsStrides[dim];
+                      }
+                      out[linear] = fn(lhs[l], rhs[r]);
+                    });
+}
+
+void cpu::binary(char op, const TensorRef *t) {
+  requireF32("elementwise arithmetic", t, 3);
+  switch (op) {
+  case '+':
+    return broadcast(t, [](float a, float b) { return a + b; });
+  case '-':
+    return broadcast(t, [](float a, float b) { return a - b; });
+  case '*':
+    return broadcast(t, [](float a, float b) { return a * b; });
+  default:
+    return broadcast(t, [](float a, float b) { return a / b; });
+  }
+}
+
+template <typename Fn> static void map(const TensorRef *t, Fn fn) {
+  const auto *in = static_cast<const float *>(t[0].data);
+  auto *out = static_cast<float *>(t[1].data);
+  int64_t count = t[1].numElements();
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = static_cast<float>(fn(static_cast<double>(in[i])));
+}
+
+void cpu::unary(Backend::Unary op, const TensorRef *t) {
+  requireF32("activation", t, 2);
+  // Computed in double and rounded once, as the reference evaluator does.
+  using Unary = Backend::Unary;
+  switch (op) {
+  case Unary::Neg:
+    return map(t, [](double x) { return -x; });
+  case Unary::Exp:
+    return map(t, [](double x) { return std::exp(x); });
+  case Unary::Log:
+    return map(t, [](double x) { return std::log(x); });
+  case Unary::Tanh:
+    return map(t, [](double x) { return std::tanh(x); });
+  case Unary::Relu:
+    return map(t, [](double x) { return x > 0 ? x : 0.0; });
+  case Unary::Sigmoid:
+    return map(t, [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+  case Unary::Silu:
+    return map(t, [](double x) { return x * (1.0 / (1.0 + std::exp(-x))); });
+  case Unary::GeluErf:
+    return map(t, [](double x) {
+      return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    });
+  case Unary::GeluTanh:
+    return map(t, [](double x) {
+      return 0.5 * x *
+             (1.0 +
+              std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    });
+  }
+}

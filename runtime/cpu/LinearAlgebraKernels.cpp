@@ -1,0 +1,118 @@
+//===- LinearAlgebraKernels.cpp - matmul and attention --------------------===//
+
+#include "cpu/Blocks.h"
+#include "cpu/Kernels.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace parcrt;
+
+namespace {
+/// One operand of a batched matmul: its matrix shape as stored and the
+/// element offset of each result batch's matrix (batch broadcasting).
+struct Operand {
+  Operand(const TensorRef &t, const TensorRef &result)
+      : data(static_cast<const float *>(t.data)), rows(t.shape[t.rank - 2]),
+        columns(t.shape[t.rank - 1]) {
+    std::vector<int64_t> own = cpu::rowMajorStrides(t);
+    int batchRank = result.rank - 2;
+    strides.assign(batchRank, 0);
+    int offset = batchRank - (t.rank - 2);
+    for (int dim = 0; dim < t.rank - 2; ++dim)
+      if (t.shape[dim] != 1)
+        strides[offset + dim] = own[dim];
+    broadcast = t.numElements() != rows * columns * batchCount(result);
+  }
+
+  static int64_t batchCount(const TensorRef &result) {
+    return cpu::outerCount(result, result.rank - 2);
+  }
+
+  const float *matrix(const int64_t *batchIndex) const {
+    int64_t offset = 0;
+    for (size_t dim = 0; dim < strides.size(); ++dim)
+      offset += batchIndex[dim] * strides[dim];
+    return data + offset;
+  }
+
+  const float *data;
+  int64_t rows, columns;
+  std::vector<int64_t> strides;
+  /// Whether some result batches share this operand's matrices.
+  bool broadcast;
+};
+} // namespace
+
+void cpu::matmul(const TensorRef *t, bool transposeLhs, bool transposeRhs) {
+  requireF32("matmul", t, 3);
+  const TensorRef &result = t[2];
+  Operand lhs(t[0], result), rhs(t[1], result);
+  int64_t m = result.shape[result.rank - 2], n = result.shape[result.rank - 1];
+  int64_t k = transposeLhs ? lhs.rows : lhs.columns;
+  auto *out = static_cast<float *>(result.data);
+  CBLAS_TRANSPOSE lhsOp = transposeLhs ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE rhsOp = transposeRhs ? CblasTrans : CblasNoTrans;
+  int64_t batches = Operand::batchCount(result);
+  // [batch.., m, k] x [k, n]: the batches are rows of one GEMM.
+  if (t[1].rank == 2 && !transposeLhs && !lhs.broadcast) {
+    cblas_sgemm(CblasRowMajor, lhsOp, rhsOp, batches * m, n, k, 1.0f, lhs.data,
+                lhs.columns, rhs.data, rhs.columns, 0.0f, out, n);
+    return;
+  }
+  forEachIndex(result.shape, result.rank - 2,
+               [&](const int64_t *batchIndex, int64_t batch) {
+                 cblas_sgemm(CblasRowMajor, lhsOp, rhsOp, m, n, k, 1.0f,
+                             lhs.matrix(batchIndex), lhs.columns,
+                             rhs.matrix(batchIndex), rhs.columns, 0.0f,
+                             out + batch * m * n, n);
+               });
+}
+
+void cpu::attention(const TensorRef *t, bool causal, double scale) {
+  requireF32("attention", t, 4);
+  const auto *q = static_cast<const float *>(t[0].data);
+  const auto *k = static_cast<const float *>(t[1].data);
+  const auto *v = static_cast<const float *>(t[2].data);
+  auto *out = static_cast<float *>(t[3].data);
+  int64_t batch = t[0].shape[0], heads = t[0].shape[1], queries = t[0].shape[2],
+          headDim = t[0].shape[3], keys = t[1].shape[2],
+          valueDim = t[2].shape[3];
+  // Queries align with the last `queries` keys, so query i sees keys
+  // j <= i + (keys - queries).
+  int64_t shift = keys - queries;
+  std::vector<double> scores(keys), sums(valueDim);
+  for (int64_t bh = 0; bh < batch * heads; ++bh) {
+    const float *qs = q + bh * queries * headDim;
+    const float *ks = k + bh * keys * headDim;
+    const float *vs = v + bh * keys * valueDim;
+    float *os = out + bh * queries * valueDim;
+    for (int64_t i = 0; i < queries; ++i) {
+      int64_t visible =
+          causal ? std::max<int64_t>(0, std::min(keys, i + shift + 1)) : keys;
+      double maxScore = -INFINITY;
+      for (int64_t j = 0; j < visible; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < headDim; ++d)
+          dot += double(qs[i * headDim + d]) * ks[j * headDim + d];
+        scores[j] = scale * dot;
+        maxScore = std::max(maxScore, scores[j]);
+      }
+      double total = 0;
+      for (int64_t j = 0; j < visible; ++j) {
+        scores[j] = std::exp(scores[j] - maxScore);
+        total += scores[j];
+      }
+      std::fill(sums.begin(), sums.end(), 0.0);
+      for (int64_t j = 0; j < visible; ++j)
+        for (int64_t d = 0; d < valueDim; ++d)
+          sums[d] += scores[j] * vs[j * valueDim + d];
+      // A query that sees no key (more queries than keys) outputs 0.
+      for (int64_t d = 0; d < valueDim; ++d)
+        os[i * valueDim + d] =
+            visible > 0 ? static_cast<float>(sums[d] / total) : 0.0f;
+    }
+  }
+}

@@ -1,0 +1,36 @@
+//===- LossKernels.cpp - cross_entropy ------------------------------------===//
+
+#include "cpu/Kernels.h"
+
+#include "core/Fatal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+using namespace parcrt;
+
+void cpu::crossEntropy(const TensorRef *t) {
+  requireF32("cross_entropy", t, 1);
+  requireF32("cross_entropy", t + 2, 1);
+  requireInteger("cross_entropy", "labels", t[1]);
+  const auto *logits = static_cast<const float *>(t[0].data);
+  int64_t classes = t[0].shape[t[0].rank - 1];
+  int64_t rows = t[1].numElements();
+  double total = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t label = integerAt(t[1], row);
+    if (label < 0 || label >= classes)
+      fatal("cross_entropy: labels element " + std::to_string(row) + " is " +
+            std::to_string(label) + ", outside the classes [0, " +
+            std::to_string(classes) + ")");
+    const float *x = logits + row * classes;
+    double maxValue = *std::max_element(x, x + classes);
+    double sum = 0;
+    for (int64_t c = 0; c < classes; ++c)
+      sum += std::exp(x[c] - maxValue);
+    total += maxValue + std::log(sum) - x[label];
+  }
+  *static_cast<float *>(t[2].data) =
+      static_cast<float>(rows > 0 ? total / rows : 0.0);
+}

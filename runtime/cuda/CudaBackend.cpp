@@ -1,0 +1,664 @@
+//===- CudaBackend.cpp - the cuda backend of libparcrt --------------------===//
+//
+// One GPU per rank (local rank -> device, modulo the device count). The
+// arena lives in device memory; every op is queued on one compute stream:
+// cuBLAS for matmul, the kernels of Kernels.cu for everything else, and
+// NCCL on a communication stream for collectives (NcclCommunicator).
+//
+// Math is f32. Operands of dtype f16/bf16 are rejected by the math ops
+// with a clear message; layout ops (reshape, transpose, slice, concat,
+// constant, embedding, take) and collectives move any dtype. Ids, labels
+// and shard indices are i32 or i64; an id out of range (without a shard)
+// is reported by the next synchronize() or fromArena(), kernels being
+// asynchronous.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSupport.h"
+#include "Kernels.h"
+#include "NcclCommunicator.h"
+#include "core/Fatal.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
+
+using namespace parcrt;
+using namespace parcrt::cuda;
+
+//===----------------------------------------------------------------------===//
+// Support
+//===----------------------------------------------------------------------===//
+
+void parcrt::cuda::fatal(const char *format, ...) {
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  parcrt::fatal(std::string("cuda backend: ") + message);
+}
+
+void parcrt::cuda::check(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    fatal("%s: %s (CUDA error %d)", what, cudaGetErrorString(status),
+          static_cast<int>(status));
+}
+
+const char *parcrt::cuda::dtypeName(parcrt_dtype dtype) {
+  switch (dtype) {
+  case PARCRT_F32:
+    return "f32";
+  case PARCRT_F16:
+    return "f16";
+  case PARCRT_BF16:
+    return "bf16";
+  case PARCRT_I32:
+    return "i32";
+  case PARCRT_I64:
+    return "i64";
+  }
+  return "unknown dtype";
+}
+
+Scratch::~Scratch() {
+  if (data)
+    cudaFree(data);
+}
+
+void *Scratch::get(size_t bytes) {
+  if (bytes <= capacity && data)
+    return data;
+  // Queued work may still use the old buffer.
+  check(cudaDeviceSynchronize(), "synchronize before growing scratch memory");
+  if (data)
+    check(cudaFree(data), "cudaFree (scratch)");
+  data = nullptr;
+  size_t grown = std::max<size_t>(bytes, 2 * capacity);
+  grown = std::max<size_t>(grown, 1 << 20);
+  cudaError_t status = cudaMalloc(&data, grown);
+  if (status != cudaSuccess)
+    fatal("cannot allocate %zu bytes of scratch memory: %s", grown,
+          cudaGetErrorString(status));
+  capacity = grown;
+  return data;
+}
+
+namespace {
+
+const char *cublasMessage(cublasStatus_t status) {
+  return cublasGetStatusString(status);
+}
+
+void checkBlas(cublasStatus_t status, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fatal("%s: %s", what, cublasMessage(status));
+}
+
+bool envFlag(const char *name) {
+  const char *value = std::getenv(name);
+  return value && *value && std::strcmp(value, "0") != 0;
+}
+
+int toInt(int64_t value, const char *what) {
+  if (value < 0 || value > INT_MAX)
+    fatal("matmul: %s = %lld does not fit cuBLAS's int", what,
+          static_cast<long long>(value));
+  return static_cast<int>(value);
+}
+
+//===----------------------------------------------------------------------===//
+// The backend
+//===----------------------------------------------------------------------===//
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend(const MeshInfo &mesh, int device) : mesh(mesh), device(device) {}
+  ~CudaBackend() override;
+
+  /// Creates the streams, the cuBLAS handle and the communicator; false
+  /// with `error` set when one fails.
+  bool initialize(std::string *error);
+
+  const char *name() const override { return "cuda"; }
+
+  void *allocate(size_t bytes) override;
+  void release(void *memory) override;
+  void toArena(void *dst, const void *src, size_t bytes) override;
+  void fromArena(void *dst, const void *src, size_t bytes) override;
+  void synchronize() override;
+
+  void binary(char op, const TensorRef *t) override;
+  void unary(Unary op, const TensorRef *t) override;
+  void matmul(const TensorRef *t, bool transposeLhs,
+              bool transposeRhs) override;
+  void softmax(const TensorRef *t, int64_t axis) override;
+  void layerNorm(const TensorRef *t, double epsilon) override;
+  void rmsNorm(const TensorRef *t, double epsilon) override;
+  void embedding(const TensorRef *t, bool hasShard) override;
+  void take(const TensorRef *t, bool hasShard) override;
+  void attention(const TensorRef *t, bool causal, double scale) override;
+  void crossEntropy(const TensorRef *t) override;
+
+  void copy(const TensorRef *t) override;
+  void transpose(const TensorRef *t, const int64_t *perm) override;
+  void reduce(Reduce op, const TensorRef *t, const int64_t *axes,
+              int numAxes) override;
+  void concat(const TensorRef *inputs, int numInputs, const TensorRef &result,
+              int64_t axis) override;
+  void slice(const TensorRef *t, const int64_t *offsets,
+             const int64_t *strides) override;
+  void constant(const TensorRef &result, const double *values,
+                int64_t numValues) override;
+
+  void allReduce(const std::vector<int> &axes, bool max,
+                 const TensorRef *t) override {
+    comms->allReduce(axes, max, t);
+  }
+  void allGather(const std::vector<int> &axes, int64_t dim,
+                 const TensorRef *t) override {
+    comms->allGather(axes, dim, t);
+  }
+  void reduceScatter(const std::vector<int> &axes, int64_t dim,
+                     const TensorRef *t) override {
+    comms->reduceScatter(axes, dim, t);
+  }
+  void allToAll(const std::vector<int> &axes, int64_t splitDim,
+                int64_t concatDim, const TensorRef *t) override {
+    comms->allToAll(axes, splitDim, concatDim, t);
+  }
+  void allSlice(const std::vector<int> &axes, int64_t dim,
+                const TensorRef *t) override {
+    comms->allSlice(axes, dim, t);
+  }
+  void axisIndex(const std::vector<int> &axes,
+                 const TensorRef &result) override {
+    comms->axisIndex(axes, result);
+  }
+
+private:
+  /// fatal() unless every tensor of `t[0, count)` is f32.
+  void requireF32(const char *op, const TensorRef *t, int count) const;
+  /// fatal() unless `t` holds indices (i32 or i64).
+  void requireIndices(const char *op, const char *what,
+                      const TensorRef &t) const;
+  /// fatal() if a kernel has met an index the reference evaluator rejects;
+  /// waits for the compute stream.
+  void checkIndexErrors();
+
+  /// One constant's values in device memory, re-uploaded if the host
+  /// values change.
+  struct DeviceConstant {
+    std::vector<double> host;
+    double *device = nullptr;
+  };
+
+  const MeshInfo &mesh;
+  int device;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  Scratch scratch;
+  int *errors = nullptr; // device word of k*Error bits (Kernels.h)
+  std::unique_ptr<NcclCommunicator> comms;
+  std::map<std::pair<const double *, int64_t>, DeviceConstant> constants;
+};
+
+} // namespace
+
+CudaBackend::~CudaBackend() {
+  if (stream)
+    cudaStreamSynchronize(stream);
+  comms.reset();
+  for (auto &entry : constants)
+    cudaFree(entry.second.device);
+  if (errors)
+    cudaFree(errors);
+  if (blas)
+    cublasDestroy(blas);
+  if (stream)
+    cudaStreamDestroy(stream);
+}
+
+bool CudaBackend::initialize(std::string *error) {
+  auto fail = [&](const std::string &message) {
+    if (error)
+      *error = message;
+    return false;
+  };
+  cudaError_t status = cudaSetDevice(device);
+  if (status == cudaSuccess)
+    status = cudaFree(nullptr); // creates the context: reports busy devices
+  if (status != cudaSuccess)
+    return fail("cannot use CUDA device " + std::to_string(device) + ": " +
+                cudaGetErrorString(status));
+  status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (status == cudaSuccess)
+    status = cudaMalloc(&errors, sizeof(int));
+  if (status == cudaSuccess)
+    status = cudaMemset(errors, 0, sizeof(int));
+  if (status != cudaSuccess)
+    return fail(std::string("cannot create the compute stream: ") +
+                cudaGetErrorString(status));
+  cublasStatus_t blasStatus = cublasCreate(&blas);
+  if (blasStatus == CUBLAS_STATUS_SUCCESS)
+    blasStatus = cublasSetStream(blas, stream);
+  // f32 GEMMs stay f32 unless asked: TF32 changes results at the 1e-3 level.
+  if (blasStatus == CUBLAS_STATUS_SUCCESS)
+    blasStatus = cublasSetMathMode(blas, envFlag("PARCRT_CUDA_TF32")
+                                             ? CUBLAS_TF32_TENSOR_OP_MATH
+                                             : CUBLAS_DEFAULT_MATH);
+  if (blasStatus != CUBLAS_STATUS_SUCCESS)
+    return fail(std::string("cannot initialize cuBLAS: ") +
+                cublasMessage(blasStatus));
+  comms = std::make_unique<NcclCommunicator>(
+      mesh, stream, scratch, envFlag("PARCRT_CUDA_ALWAYS_NCCL"));
+  return comms->initialize(error);
+}
+
+void CudaBackend::requireF32(const char *op, const TensorRef *t,
+                             int count) const {
+  for (int i = 0; i < count; ++i)
+    if (t[i].dtype != PARCRT_F32)
+      fatal("%s: tensor %d has dtype %s; the cuda backend computes in f32 "
+            "only (f16/bf16 math is not implemented yet)",
+            op, i, dtypeName(t[i].dtype));
+}
+
+void CudaBackend::requireIndices(const char *op, const char *what,
+                                 const TensorRef &t) const {
+  if (t.dtype != PARCRT_I32 && t.dtype != PARCRT_I64)
+    fatal("%s: %s have dtype %s, expected i32 or i64", op, what,
+          dtypeName(t.dtype));
+}
+
+void CudaBackend::checkIndexErrors() {
+  int found = 0;
+  check(cudaMemcpyAsync(&found, errors, sizeof(int), cudaMemcpyDeviceToHost,
+                        stream),
+        "reading the error word");
+  check(cudaStreamSynchronize(stream), "compute stream");
+  if (found & kEmbeddingIdError)
+    fatal("embedding: an id is outside the table's rows");
+  if (found & kTakeIndexError)
+    fatal("take: an index is outside [0, classes)");
+  if (found & kCrossEntropyLabelError)
+    fatal("cross_entropy: a label is outside [0, classes)");
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+void *CudaBackend::allocate(size_t bytes) {
+  void *memory = nullptr;
+  cudaError_t status = cudaMalloc(&memory, bytes ? bytes : 1);
+  if (status != cudaSuccess)
+    fatal("cannot allocate %zu bytes on CUDA device %d: %s", bytes, device,
+          cudaGetErrorString(status));
+  return memory;
+}
+
+void CudaBackend::release(void *memory) {
+  if (!memory)
+    return;
+  check(cudaStreamSynchronize(stream), "synchronize before cudaFree");
+  check(cudaFree(memory), "cudaFree");
+}
+
+void CudaBackend::toArena(void *dst, const void *src, size_t bytes) {
+  if (!bytes)
+    return;
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream),
+        "copy to the arena");
+  check(cudaStreamSynchronize(stream), "copy to the arena");
+}
+
+void CudaBackend::fromArena(void *dst, const void *src, size_t bytes) {
+  if (!bytes)
+    return;
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream),
+        "copy from the arena");
+  checkIndexErrors();
+}
+
+void CudaBackend::synchronize() {
+  checkIndexErrors();
+  comms->synchronize();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise, normalization, lookups
+//===----------------------------------------------------------------------===//
+
+void CudaBackend::binary(char op, const TensorRef *t) {
+  parcrt_dtype dtype = t[2].dtype;
+  if (t[0].dtype != dtype || t[1].dtype != dtype)
+    fatal("binary '%c': operands %s and %s, result %s: dtypes must match", op,
+          dtypeName(t[0].dtype), dtypeName(t[1].dtype), dtypeName(dtype));
+  if (dtype != PARCRT_F32 && dtype != PARCRT_I32 && dtype != PARCRT_I64)
+    fatal("binary '%c': dtype %s is not supported by the cuda backend yet "
+          "(f32, i32, i64)",
+          op, dtypeName(dtype));
+  if (t[0].rank > t[2].rank || t[1].rank > t[2].rank)
+    fatal("binary '%c': an operand has a higher rank than the result", op);
+  check(launchBinary(op, t, stream), "binary kernel");
+}
+
+void CudaBackend::unary(Unary op, const TensorRef *t) {
+  requireF32("unary", t, 2);
+  check(launchUnary(op, t, stream), "unary kernel");
+}
+
+void CudaBackend::softmax(const TensorRef *t, int64_t axis) {
+  requireF32("softmax", t, 2);
+  if (axis < 0)
+    axis += t[0].rank;
+  if (axis < 0 || axis >= t[0].rank)
+    fatal("softmax: axis %lld out of range", static_cast<long long>(axis));
+  check(launchSoftmax(t, axis, stream), "softmax kernel");
+}
+
+void CudaBackend::layerNorm(const TensorRef *t, double epsilon) {
+  requireF32("layer_norm", t, 4);
+  check(launchLayerNorm(t, epsilon, stream), "layer_norm kernel");
+}
+
+void CudaBackend::rmsNorm(const TensorRef *t, double epsilon) {
+  requireF32("rms_norm", t, 3);
+  check(launchRmsNorm(t, epsilon, stream), "rms_norm kernel");
+}
+
+void CudaBackend::embedding(const TensorRef *t, bool hasShard) {
+  if (t[0].dtype != t[hasShard ? 3 : 2].dtype)
+    fatal("embedding: the table and the result have different dtypes");
+  requireIndices("embedding", "ids", t[1]);
+  if (hasShard)
+    requireIndices("embedding", "shard index", t[2]);
+  if (t[0].rank != 2)
+    fatal("embedding: the table must have rank 2");
+  check(launchEmbedding(t, hasShard, errors, stream), "embedding kernel");
+}
+
+void CudaBackend::take(const TensorRef *t, bool hasShard) {
+  if (t[0].dtype != t[hasShard ? 3 : 2].dtype)
+    fatal("take: the input and the result have different dtypes");
+  requireIndices("take", "indices", t[1]);
+  if (hasShard)
+    requireIndices("take", "shard index", t[2]);
+  if (t[0].rank < 1)
+    fatal("take: the input must have rank >= 1");
+  check(launchTake(t, hasShard, errors, stream), "take kernel");
+}
+
+void CudaBackend::attention(const TensorRef *t, bool causal, double scale) {
+  requireF32("attention", t, 4);
+  for (int i = 0; i < 4; ++i)
+    if (t[i].rank != 4)
+      fatal("attention: operand %d must have rank 4 ([B, H, S, D])", i);
+  check(launchAttention(t, causal, scale, stream), "attention kernel");
+}
+
+void CudaBackend::crossEntropy(const TensorRef *t) {
+  requireF32("cross_entropy", t, 1);
+  requireF32("cross_entropy", &t[2], 1);
+  requireIndices("cross_entropy", "labels", t[1]);
+  int64_t rows = elementCount(t[1]);
+  float *losses = static_cast<float *>(
+      scratch.get(std::max<int64_t>(rows, 1) * sizeof(float)));
+  check(launchCrossEntropy(t, losses, errors, stream), "cross_entropy kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The element offset of each batch index of one matmul operand: its
+/// matrices' strides aligned to the result's batch dimensions (0 where the
+/// operand is broadcast).
+std::vector<int64_t> batchStrides(const TensorRef &operand, int batchRank) {
+  std::vector<int64_t> strides(batchRank, 0);
+  int operandBatch = operand.rank - 2;
+  int64_t stride =
+      operand.shape[operand.rank - 2] * operand.shape[operand.rank - 1];
+  for (int d = operandBatch - 1; d >= 0; --d) {
+    if (operand.shape[d] != 1)
+      strides[batchRank - operandBatch + d] = stride;
+    stride *= operand.shape[d];
+  }
+  return strides;
+}
+
+/// Whether batch dimensions [first, end) of an operand advance by one
+/// constant `step` per linear index over `batch[first, end)`.
+bool linearSuffix(const std::vector<int64_t> &strides,
+                  const std::vector<int64_t> &batch, int first, int64_t &step) {
+  int64_t inner = 1;
+  bool known = false;
+  step = 0;
+  for (int d = static_cast<int>(batch.size()) - 1; d >= first; --d) {
+    if (batch[d] != 1) {
+      if (!known) {
+        if (strides[d] % inner != 0)
+          return false;
+        step = strides[d] / inner;
+        known = true;
+      } else if (strides[d] != step * inner) {
+        return false;
+      }
+    }
+    inner *= batch[d];
+  }
+  return true;
+}
+} // namespace
+
+void CudaBackend::matmul(const TensorRef *t, bool transposeLhs,
+                         bool transposeRhs) {
+  requireF32("matmul", t, 3);
+  const TensorRef &lhs = t[0], &rhs = t[1], &result = t[2];
+  if (lhs.rank < 2 || rhs.rank < 2 || result.rank < 2)
+    fatal("matmul: operands and result must have rank >= 2");
+  int batchRank = result.rank - 2;
+  int64_t rows = result.shape[result.rank - 2];
+  int64_t columns = result.shape[result.rank - 1];
+  int64_t depth =
+      transposeLhs ? lhs.shape[lhs.rank - 2] : lhs.shape[lhs.rank - 1];
+  std::vector<int64_t> batch(result.shape, result.shape + batchRank);
+  int64_t batchCount = 1;
+  for (int64_t size : batch)
+    batchCount *= size;
+  if (rows == 0 || columns == 0 || batchCount == 0)
+    return;
+  if (depth == 0) {
+    check(cudaMemsetAsync(result.data, 0, byteCount(result), stream),
+          "matmul (empty depth)");
+    return;
+  }
+  std::vector<int64_t> lhsStrides = batchStrides(lhs, batchRank);
+  std::vector<int64_t> rhsStrides = batchStrides(rhs, batchRank);
+  // The longest suffix of batch dimensions that one strided-batched GEMM
+  // covers; the dimensions before it are looped over.
+  int first = 0;
+  int64_t lhsStep = 0, rhsStep = 0;
+  while (!(linearSuffix(lhsStrides, batch, first, lhsStep) &&
+           linearSuffix(rhsStrides, batch, first, rhsStep)))
+    ++first;
+  int64_t inner = 1;
+  for (int d = first; d < batchRank; ++d)
+    inner *= batch[d];
+  int64_t outer = batchCount / inner;
+
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: call
+  // cuBLAS with the operands swapped. A row-major matrix's leading
+  // dimension is its last size, transposed or not.
+  cublasOperation_t opA = transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int m = toInt(columns, "columns"), n = toInt(rows, "rows"),
+      k = toInt(depth, "depth");
+  int lda = toInt(lhs.shape[lhs.rank - 1], "lhs leading dimension");
+  int ldb = toInt(rhs.shape[rhs.rank - 1], "rhs leading dimension");
+  int count = toInt(inner, "batch count");
+  const float one = 1.0f, zero = 0.0f;
+  const float *a = static_cast<const float *>(lhs.data);
+  const float *b = static_cast<const float *>(rhs.data);
+  float *c = static_cast<float *>(result.data);
+  int64_t matrix = rows * columns;
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t lhsBase = 0, rhsBase = 0, rest = o;
+    for (int d = first - 1; d >= 0; --d) {
+      int64_t index = rest % batch[d];
+      rest /= batch[d];
+      lhsBase += index * lhsStrides[d];
+      rhsBase += index * rhsStrides[d];
+    }
+    float *out = c + o * inner * matrix;
+    if (count == 1)
+      checkBlas(cublasSgemm(blas, opB, opA, m, n, k, &one, b + rhsBase, ldb,
+                            a + lhsBase, lda, &zero, out, m),
+                "cublasSgemm");
+    else
+      checkBlas(cublasSgemmStridedBatched(
+                    blas, opB, opA, m, n, k, &one, b + rhsBase, ldb, rhsStep,
+                    a + lhsBase, lda, lhsStep, &zero, out, m, matrix, count),
+                "cublasSgemmStridedBatched");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Layout
+//===----------------------------------------------------------------------===//
+
+void CudaBackend::copy(const TensorRef *t) {
+  size_t bytes = byteCount(t[1]);
+  if (byteCount(t[0]) != bytes)
+    fatal("reshape: %zu bytes into %zu", byteCount(t[0]), bytes);
+  if (bytes && t[0].data != t[1].data)
+    check(cudaMemcpyAsync(t[1].data, t[0].data, bytes, cudaMemcpyDeviceToDevice,
+                          stream),
+          "reshape copy");
+}
+
+void CudaBackend::transpose(const TensorRef *t, const int64_t *perm) {
+  if (t[0].dtype != t[1].dtype)
+    fatal("transpose: dtypes differ");
+  check(launchPermute(t[1].data, t[0].data, elementBytes(t[0].dtype), t[0].rank,
+                      t[0].shape, perm, stream),
+        "transpose kernel");
+}
+
+void CudaBackend::reduce(Reduce op, const TensorRef *t, const int64_t *axes,
+                         int numAxes) {
+  requireF32("reduce", t, 2);
+  int64_t normalized[PARCRT_MAX_RANK];
+  if (numAxes > t[0].rank)
+    fatal("reduce: %d axes for rank %d", numAxes, t[0].rank);
+  for (int a = 0; a < numAxes; ++a) {
+    normalized[a] = axes[a] < 0 ? axes[a] + t[0].rank : axes[a];
+    if (normalized[a] < 0 || normalized[a] >= t[0].rank)
+      fatal("reduce: axis %lld out of range", static_cast<long long>(axes[a]));
+  }
+  check(launchReduce(op, t, normalized, numAxes, stream), "reduce kernel");
+}
+
+void CudaBackend::concat(const TensorRef *inputs, int numInputs,
+                         const TensorRef &result, int64_t axis) {
+  size_t size = elementBytes(result.dtype);
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d)
+    outer *= result.shape[d];
+  for (int d = axis + 1; d < result.rank; ++d)
+    inner *= result.shape[d];
+  int64_t pitch = result.shape[axis] * inner, start = 0;
+  for (int i = 0; i < numInputs; ++i) {
+    if (inputs[i].dtype != result.dtype)
+      fatal("concat: input %d has dtype %s, the result %s", i,
+            dtypeName(inputs[i].dtype), dtypeName(result.dtype));
+    int64_t width = inputs[i].shape[axis] * inner;
+    check(launchCopy2D(static_cast<char *>(result.data) + start * size, pitch,
+                       inputs[i].data, width, width, outer, size, stream),
+          "concat kernel");
+    start += width;
+  }
+}
+
+void CudaBackend::slice(const TensorRef *t, const int64_t *offsets,
+                        const int64_t *strides) {
+  if (t[0].dtype != t[1].dtype)
+    fatal("slice: dtypes differ");
+  check(launchSlice(t, offsets, strides, stream), "slice kernel");
+}
+
+void CudaBackend::constant(const TensorRef &result, const double *values,
+                           int64_t numValues) {
+  int64_t count = elementCount(result);
+  if (numValues == 1 || count == 0) {
+    check(launchFill(result.data, result.dtype, count, nullptr,
+                     numValues ? values[0] : 0.0, stream),
+          "constant kernel");
+    return;
+  }
+  if (numValues != count)
+    fatal("constant: %lld values for %lld elements",
+          static_cast<long long>(numValues), static_cast<long long>(count));
+  // The values are static data of the program: upload them once, and again
+  // only if they change (a caller reusing its buffer).
+  DeviceConstant &cached = constants[{values, numValues}];
+  size_t bytes = numValues * sizeof(double);
+  if (!cached.device) {
+    cudaError_t status = cudaMalloc(&cached.device, bytes);
+    if (status != cudaSuccess)
+      fatal("cannot allocate %zu bytes for a constant: %s", bytes,
+            cudaGetErrorString(status));
+  }
+  if (cached.host.empty() ||
+      std::memcmp(cached.host.data(), values, bytes) != 0) {
+    cached.host.assign(values, values + numValues);
+    check(cudaMemcpyAsync(cached.device, cached.host.data(), bytes,
+                          cudaMemcpyHostToDevice, stream),
+          "constant upload");
+  }
+  check(
+      launchFill(result.data, result.dtype, count, cached.device, 0.0, stream),
+      "constant kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<Backend> parcrt::createCudaBackend(const MeshInfo &mesh,
+                                                   int localRank,
+                                                   std::string *error) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    if (error) {
+      if (status == cudaSuccess)
+        *error = "no CUDA device: cudaGetDeviceCount found none";
+      else
+        *error = std::string(status == cudaErrorInsufficientDriver
+                                 ? "no CUDA driver"
+                                 : "no usable CUDA device") +
+                 ": cudaGetDeviceCount returned error " +
+                 std::to_string(static_cast<int>(status)) + " (" +
+                 cudaGetErrorString(status) + ")";
+    }
+    cudaGetLastError(); // clear the error for later calls
+    return nullptr;
+  }
+  int device = (localRank < 0 ? 0 : localRank) % count;
+  auto backend = std::make_unique<CudaBackend>(mesh, device);
+  if (!backend->initialize(error))
+    return nullptr;
+  return backend;
+}

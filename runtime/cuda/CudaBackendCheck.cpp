@@ -1,0 +1,618 @@
+//===- CudaBackendCheck.cpp - the cuda backend against the cpu backend ----===//
+//
+// Runs every Backend op on tiny inputs through createCudaBackend and
+// createCpuBackend (one-rank mesh) and compares the results: one line
+// `PASS op` or `FAIL op (max error ..)` per case, exit status 1 on any
+// failure. Without a usable GPU it prints `SKIP: <reason>` and exits 0.
+// Collectives run twice: as local copies (one-rank groups) and, with
+// PARCRT_CUDA_ALWAYS_NCCL=1, through NCCL communicators of one rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parcrt/Backend.h"
+
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace parcrt;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+/// A tensor in host memory, in its dtype's bytes.
+struct HostTensor {
+  parcrt_dtype dtype = PARCRT_F32;
+  Shape shape;
+  std::vector<unsigned char> bytes;
+
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t size : shape)
+      n *= size;
+    return n;
+  }
+  double at(int64_t i) const {
+    switch (dtype) {
+    case PARCRT_F32: {
+      float v;
+      std::memcpy(&v, &bytes[i * 4], 4);
+      return v;
+    }
+    case PARCRT_I32: {
+      int32_t v;
+      std::memcpy(&v, &bytes[i * 4], 4);
+      return v;
+    }
+    case PARCRT_I64: {
+      int64_t v;
+      std::memcpy(&v, &bytes[i * 8], 8);
+      return static_cast<double>(v);
+    }
+    default:
+      return NAN;
+    }
+  }
+};
+
+size_t sizeOf(parcrt_dtype dtype) {
+  return dtype == PARCRT_I64                             ? 8
+         : (dtype == PARCRT_F16 || dtype == PARCRT_BF16) ? 2
+                                                         : 4;
+}
+
+/// Deterministic uniform values in [low, high).
+uint64_t seed = 0x9e3779b97f4a7c15ull;
+float uniform(float low, float high) {
+  seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+  double unit = static_cast<double>(seed >> 11) / 9007199254740992.0;
+  return static_cast<float>(low + (high - low) * unit);
+}
+
+HostTensor f32(Shape shape, float low = -1.0f, float high = 1.0f) {
+  HostTensor t{PARCRT_F32, std::move(shape), {}};
+  t.bytes.resize(t.count() * 4);
+  for (int64_t i = 0; i < t.count(); ++i) {
+    float v = uniform(low, high);
+    std::memcpy(&t.bytes[i * 4], &v, 4);
+  }
+  return t;
+}
+
+HostTensor i64(Shape shape, const std::vector<int64_t> &values) {
+  HostTensor t{PARCRT_I64, std::move(shape), {}};
+  t.bytes.resize(t.count() * 8);
+  for (int64_t i = 0; i < t.count(); ++i)
+    std::memcpy(&t.bytes[i * 8], &values[i % values.size()], 8);
+  return t;
+}
+
+HostTensor i32(Shape shape, const std::vector<int64_t> &values) {
+  HostTensor t{PARCRT_I32, std::move(shape), {}};
+  t.bytes.resize(t.count() * 4);
+  for (int64_t i = 0; i < t.count(); ++i) {
+    int32_t v = static_cast<int32_t>(values[i % values.size()]);
+    std::memcpy(&t.bytes[i * 4], &v, 4);
+  }
+  return t;
+}
+
+/// Buffers of one backend for one case, released at the end.
+class Buffers {
+public:
+  explicit Buffers(Backend &backend) : backend(backend) {}
+  ~Buffers() {
+    for (void *memory : allocations)
+      backend.release(memory);
+  }
+
+  TensorRef input(const HostTensor &host) {
+    TensorRef t = describe(host.dtype, host.shape);
+    backend.toArena(t.data, host.bytes.data(), host.bytes.size());
+    return t;
+  }
+
+  /// A result, pre-filled with 0xff bytes (NaN for f32) so that elements a
+  /// kernel does not write show up.
+  TensorRef output(parcrt_dtype dtype, const Shape &shape) {
+    TensorRef t = describe(dtype, shape);
+    size_t bytes = count(shape) * sizeOf(dtype);
+    std::vector<unsigned char> fill(bytes, 0xff);
+    backend.toArena(t.data, fill.data(), bytes);
+    return t;
+  }
+
+  HostTensor read(const TensorRef &t) {
+    backend.synchronize();
+    HostTensor host{t.dtype, Shape(t.shape, t.shape + t.rank), {}};
+    host.bytes.resize(host.count() * sizeOf(t.dtype));
+    backend.fromArena(host.bytes.data(), t.data, host.bytes.size());
+    return host;
+  }
+
+private:
+  static int64_t count(const Shape &shape) {
+    int64_t n = 1;
+    for (int64_t size : shape)
+      n *= size;
+    return n;
+  }
+
+  TensorRef describe(parcrt_dtype dtype, const Shape &shape) {
+    TensorRef t;
+    t.dtype = dtype;
+    t.rank = static_cast<int>(shape.size());
+    for (size_t d = 0; d < shape.size(); ++d)
+      t.shape[d] = shape[d];
+    t.data =
+        backend.allocate(std::max<size_t>(count(shape) * sizeOf(dtype), 1));
+    allocations.push_back(t.data);
+    return t;
+  }
+
+  Backend &backend;
+  std::vector<void *> allocations;
+};
+
+using Case = std::function<HostTensor(Backend &, Buffers &)>;
+
+int failures = 0, passes = 0;
+
+/// Runs `body` on both backends and compares the results.
+void compare(const std::string &name, Backend &cuda, Backend &cpu,
+             const Case &body, double tolerance = 1e-4) {
+  HostTensor expected, actual;
+  {
+    Buffers buffers(cpu);
+    expected = body(cpu, buffers);
+  }
+  {
+    Buffers buffers(cuda);
+    actual = body(cuda, buffers);
+  }
+  double maxError = 0;
+  int64_t worst = -1;
+  bool mismatch =
+      expected.shape != actual.shape || expected.dtype != actual.dtype;
+  for (int64_t i = 0; !mismatch && i < expected.count(); ++i) {
+    double want = expected.at(i), got = actual.at(i);
+    if (std::isnan(want) && std::isnan(got))
+      continue;
+    double error = std::fabs(want - got) / (1.0 + std::fabs(want));
+    if (!(error <= maxError)) { // NaN on one side counts as infinite
+      maxError = std::isnan(error) ? INFINITY : error;
+      worst = i;
+    }
+  }
+  if (!mismatch && maxError <= tolerance) {
+    ++passes;
+    std::printf("PASS %s\n", name.c_str());
+  } else {
+    ++failures;
+    if (mismatch)
+      std::printf("FAIL %s (result shape or dtype differs)\n", name.c_str());
+    else
+      std::printf("FAIL %s (max error %.3g at element %lld: cuda %.8g, cpu "
+                  "%.8g)\n",
+                  name.c_str(), maxError, static_cast<long long>(worst),
+                  actual.at(worst), expected.at(worst));
+  }
+  std::fflush(stdout);
+}
+
+//===----------------------------------------------------------------------===//
+// Cases
+//===----------------------------------------------------------------------===//
+
+void checkCompute(Backend &cuda, Backend &cpu) {
+  // Elementwise with numpy broadcasting.
+  struct BinaryCase {
+    const char *name;
+    Shape lhs, rhs, result;
+  };
+  const BinaryCase binaryCases[] = {
+      {"same", {2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
+      {"bcast-col", {2, 3, 4}, {3, 1}, {2, 3, 4}},
+      {"bcast-row", {4}, {2, 3, 4}, {2, 3, 4}},
+      {"bcast-both", {2, 1, 4}, {3, 1}, {2, 3, 4}},
+      {"scalar", {}, {5, 2}, {5, 2}},
+  };
+  for (char op : {'+', '-', '*', '/'})
+    for (const BinaryCase &c : binaryCases) {
+      HostTensor lhs = f32(c.lhs), rhs = f32(c.rhs, 0.5f, 2.0f);
+      compare(std::string("binary ") + op + " " + c.name, cuda, cpu,
+              [&](Backend &b, Buffers &m) {
+                TensorRef t[] = {m.input(lhs), m.input(rhs),
+                                 m.output(PARCRT_F32, c.result)};
+                b.binary(op, t);
+                return m.read(t[2]);
+              });
+    }
+
+  const std::pair<Backend::Unary, const char *> unaries[] = {
+      {Backend::Unary::Neg, "neg"},
+      {Backend::Unary::Exp, "exp"},
+      {Backend::Unary::Log, "log"},
+      {Backend::Unary::Tanh, "tanh"},
+      {Backend::Unary::Relu, "relu"},
+      {Backend::Unary::Sigmoid, "sigmoid"},
+      {Backend::Unary::Silu, "silu"},
+      {Backend::Unary::GeluErf, "gelu"},
+      {Backend::Unary::GeluTanh, "gelu-tanh"},
+  };
+  for (auto [op, name] : unaries) {
+    HostTensor x = op == Backend::Unary::Log ? f32({3, 7}, 0.1f, 3.0f)
+                                             : f32({3, 7}, -3.0f, 3.0f);
+    compare(std::string("unary ") + name, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {3, 7})};
+              b.unary(op, t);
+              return m.read(t[1]);
+            });
+  }
+
+  // Matmul: transposes, batches, batch broadcasting.
+  struct MatmulCase {
+    const char *name;
+    Shape lhs, rhs, result;
+    bool transposeLhs, transposeRhs;
+  };
+  const MatmulCase matmulCases[] = {
+      {"2d", {3, 4}, {4, 5}, {3, 5}, false, false},
+      {"2d-tl", {4, 3}, {4, 5}, {3, 5}, true, false},
+      {"2d-tr", {3, 4}, {5, 4}, {3, 5}, false, true},
+      {"2d-tl-tr", {4, 3}, {5, 4}, {3, 5}, true, true},
+      {"batched", {2, 3, 4}, {2, 4, 5}, {2, 3, 5}, false, false},
+      {"batched-tr", {2, 3, 4}, {2, 5, 4}, {2, 3, 5}, false, true},
+      {"rhs-shared", {2, 3, 3, 4}, {4, 5}, {2, 3, 3, 5}, false, false},
+      {"lhs-shared", {3, 4}, {2, 4, 5}, {2, 3, 5}, false, false},
+      {"bcast-mixed", {2, 1, 3, 4}, {3, 4, 5}, {2, 3, 3, 5}, false, false},
+      {"bcast-inner", {2, 3, 3, 4}, {2, 1, 4, 5}, {2, 3, 3, 5}, false, false},
+      {"bcast-tl-tr", {1, 2, 4, 3}, {3, 1, 5, 4}, {3, 2, 3, 5}, true, true},
+      {"larger", {64, 96}, {96, 80}, {64, 80}, false, false},
+  };
+  for (const MatmulCase &c : matmulCases) {
+    HostTensor lhs = f32(c.lhs), rhs = f32(c.rhs);
+    compare(std::string("matmul ") + c.name, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(lhs), m.input(rhs),
+                               m.output(PARCRT_F32, c.result)};
+              b.matmul(t, c.transposeLhs, c.transposeRhs);
+              return m.read(t[2]);
+            });
+  }
+
+  for (int64_t axis : {0, 1, 2}) {
+    HostTensor x = f32({3, 4, 5}, -4.0f, 4.0f);
+    compare("softmax axis " + std::to_string(axis), cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {3, 4, 5})};
+              b.softmax(t, axis);
+              return m.read(t[1]);
+            });
+  }
+  {
+    HostTensor x = f32({2, 1000}, -4.0f, 4.0f);
+    compare("softmax long rows", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 1000})};
+      b.softmax(t, 1);
+      return m.read(t[1]);
+    });
+  }
+
+  for (int64_t features : {8, 600}) {
+    HostTensor x = f32({2, 3, features}, -2.0f, 3.0f), gamma = f32({features}),
+               beta = f32({features});
+    std::string suffix = " features " + std::to_string(features);
+    compare("layer_norm" + suffix, cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(x), m.input(gamma), m.input(beta),
+                       m.output(PARCRT_F32, {2, 3, features})};
+      b.layerNorm(t, 1e-5);
+      return m.read(t[3]);
+    });
+    compare("rms_norm" + suffix, cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(x), m.input(gamma),
+                       m.output(PARCRT_F32, {2, 3, features})};
+      b.rmsNorm(t, 1e-6);
+      return m.read(t[2]);
+    });
+  }
+
+  // Lookups, with and without a shard index.
+  {
+    HostTensor table = f32({10, 4});
+    HostTensor ids = i64({2, 3}, {0, 9, 3, 3, 7, 1});
+    compare("embedding", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(table), m.input(ids),
+                       m.output(PARCRT_F32, {2, 3, 4})};
+      b.embedding(t, false);
+      return m.read(t[2]);
+    });
+    HostTensor ids32 = i32({2, 3}, {0, 9, 3, 3, 7, 1});
+    compare("embedding i32 ids", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(table), m.input(ids32),
+                       m.output(PARCRT_F32, {2, 3, 4})};
+      b.embedding(t, false);
+      return m.read(t[2]);
+    });
+    HostTensor globalIds = i64({2, 3}, {0, 19, 13, 10, 7, 25});
+    HostTensor shard = i64({}, {1});
+    compare("embedding sharded", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(table), m.input(globalIds), m.input(shard),
+                       m.output(PARCRT_F32, {2, 3, 4})};
+      b.embedding(t, true);
+      return m.read(t[3]);
+    });
+    HostTensor x = f32({2, 3, 5});
+    HostTensor indices = i64({2, 3}, {0, 4, 2, 1, 3, 0});
+    compare("take", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(x), m.input(indices),
+                       m.output(PARCRT_F32, {2, 3})};
+      b.take(t, false);
+      return m.read(t[2]);
+    });
+    HostTensor globalIndices = i64({2, 3}, {0, 9, 5, 7, 4, 12});
+    compare("take sharded", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(x), m.input(globalIndices), m.input(shard),
+                       m.output(PARCRT_F32, {2, 3})};
+      b.take(t, true);
+      return m.read(t[3]);
+    });
+  }
+
+  // Attention: causal and not, fewer and more queries than keys, and more
+  // keys and value dims than one thread block covers.
+  struct AttentionCase {
+    const char *name;
+    int64_t batch, heads, queries, keys, headDim, valueDim;
+  };
+  const AttentionCase attentionCases[] = {
+      {"square", 2, 2, 4, 4, 8, 8},
+      {"decode", 1, 2, 3, 7, 4, 6},
+      {"more-queries", 1, 1, 5, 3, 4, 4},
+      {"long", 1, 2, 7, 300, 16, 200},
+  };
+  for (const AttentionCase &c : attentionCases)
+    for (bool causal : {false, true}) {
+      HostTensor q = f32({c.batch, c.heads, c.queries, c.headDim});
+      HostTensor k = f32({c.batch, c.heads, c.keys, c.headDim});
+      HostTensor v = f32({c.batch, c.heads, c.keys, c.valueDim});
+      double scale = 1.0 / std::sqrt(static_cast<double>(c.headDim));
+      compare(std::string("attention ") + c.name + (causal ? " causal" : ""),
+              cuda, cpu, [&](Backend &b, Buffers &m) {
+                TensorRef t[] = {m.input(q), m.input(k), m.input(v),
+                                 m.output(PARCRT_F32, {c.batch, c.heads,
+                                                       c.queries, c.valueDim})};
+                b.attention(t, causal, scale);
+                return m.read(t[3]);
+              });
+    }
+
+  {
+    HostTensor logits = f32({2, 3, 7}, -3.0f, 3.0f);
+    HostTensor labels = i64({2, 3}, {0, 6, 2, 5, 1, 3});
+    compare("cross_entropy", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(logits), m.input(labels),
+                       m.output(PARCRT_F32, {})};
+      b.crossEntropy(t);
+      return m.read(t[2]);
+    });
+    HostTensor wide = f32({5, 3000}, -3.0f, 3.0f);
+    HostTensor wideLabels = i64({5}, {0, 2999, 17, 1500, 4});
+    compare("cross_entropy wide", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(wide), m.input(wideLabels),
+                       m.output(PARCRT_F32, {})};
+      b.crossEntropy(t);
+      return m.read(t[2]);
+    });
+  }
+}
+
+void checkLayout(Backend &cuda, Backend &cpu) {
+  HostTensor x = f32({2, 3, 4});
+  compare("reshape", cuda, cpu, [&](Backend &b, Buffers &m) {
+    TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {6, 4})};
+    b.copy(t);
+    return m.read(t[1]);
+  });
+  {
+    const int64_t perm[] = {2, 0, 1};
+    compare("transpose 3d", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {4, 2, 3})};
+      b.transpose(t, perm);
+      return m.read(t[1]);
+    });
+    HostTensor ids = i64({2, 3, 4}, {5, -3, 11, 0, 7, 1 << 20, 2});
+    compare("transpose i64", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(ids), m.output(PARCRT_I64, {4, 2, 3})};
+      b.transpose(t, perm);
+      return m.read(t[1]);
+    });
+    HostTensor y = f32({2, 3, 4, 5});
+    const int64_t perm4[] = {0, 2, 1, 3};
+    compare("transpose 4d", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(y), m.output(PARCRT_F32, {2, 4, 3, 5})};
+      b.transpose(t, perm4);
+      return m.read(t[1]);
+    });
+  }
+
+  // Reductions: some axes, keepdims, everything, long reductions.
+  struct ReduceCase {
+    const char *name;
+    Shape input;
+    std::vector<int64_t> axes;
+    Shape result;
+  };
+  const ReduceCase reduceCases[] = {
+      {"axis 1", {2, 3, 4}, {1}, {2, 4}},
+      {"axes 0,2 keepdims", {2, 3, 4}, {0, 2}, {1, 3, 1}},
+      {"all", {2, 3, 4}, {0, 1, 2}, {}},
+      {"long axis 0", {1000, 37}, {0}, {37}},
+      {"long last", {3, 5000}, {1}, {3, 1}},
+  };
+  const std::pair<Backend::Reduce, const char *> reductions[] = {
+      {Backend::Reduce::Sum, "sum"},
+      {Backend::Reduce::Mean, "mean"},
+      {Backend::Reduce::Max, "max"}};
+  for (const ReduceCase &c : reduceCases) {
+    HostTensor in = f32(c.input);
+    for (auto [op, opName] : reductions)
+      compare(std::string("reduce_") + opName + " " + c.name, cuda, cpu,
+              [&](Backend &b, Buffers &m) {
+                TensorRef t[] = {m.input(in), m.output(PARCRT_F32, c.result)};
+                b.reduce(op, t, c.axes.data(), static_cast<int>(c.axes.size()));
+                return m.read(t[1]);
+              });
+  }
+
+  for (int64_t axis : {0, 1, 2}) {
+    Shape a = {2, 3, 4}, bShape = a, cShape = a, result = a;
+    bShape[axis] = 1;
+    cShape[axis] = 2;
+    result[axis] += 3;
+    HostTensor p = f32(a), q = f32(bShape), r = f32(cShape);
+    compare("concat axis " + std::to_string(axis), cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef inputs[] = {m.input(p), m.input(q), m.input(r)};
+              TensorRef out = m.output(PARCRT_F32, result);
+              b.concat(inputs, 3, out, axis);
+              return m.read(out);
+            });
+  }
+
+  {
+    HostTensor in = f32({5, 6, 7});
+    const int64_t offsets[] = {1, 0, 2}, strides[] = {2, 2, 1};
+    compare("slice strided", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(in), m.output(PARCRT_F32, {2, 3, 3})};
+      b.slice(t, offsets, strides);
+      return m.read(t[1]);
+    });
+  }
+
+  {
+    const double splat[] = {2.5};
+    compare("constant splat", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef out = m.output(PARCRT_F32, {3, 4});
+      b.constant(out, splat, 1);
+      return m.read(out);
+    });
+    const double values[] = {1.0, -2.0, 3.5, 4.25, 0.0, 7.0};
+    compare("constant values", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef out = m.output(PARCRT_F32, {2, 3});
+      b.constant(out, values, 6);
+      return m.read(out);
+    });
+    compare("constant i64", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef out = m.output(PARCRT_I64, {6});
+      b.constant(out, values, 6);
+      return m.read(out);
+    });
+  }
+}
+
+void checkCollectives(const std::string &prefix, Backend &cuda, Backend &cpu) {
+  HostTensor x = f32({2, 3, 4});
+  const std::vector<int> first = {0}, both = {0, 1};
+  compare(prefix + "all_reduce sum", cuda, cpu, [&](Backend &b, Buffers &m) {
+    TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
+    b.allReduce(first, false, t);
+    return m.read(t[1]);
+  });
+  compare(prefix + "all_reduce max", cuda, cpu, [&](Backend &b, Buffers &m) {
+    TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
+    b.allReduce(both, true, t);
+    return m.read(t[1]);
+  });
+  for (int64_t dim : {0, 1}) {
+    std::string suffix = " dim " + std::to_string(dim);
+    compare(prefix + "all_gather" + suffix, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
+              b.allGather(both, dim, t);
+              return m.read(t[1]);
+            });
+    compare(prefix + "reduce_scatter" + suffix, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
+              b.reduceScatter(first, dim, t);
+              return m.read(t[1]);
+            });
+    compare(prefix + "all_slice" + suffix, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
+              b.allSlice(first, dim, t);
+              return m.read(t[1]);
+            });
+  }
+  compare(prefix + "all_to_all", cuda, cpu, [&](Backend &b, Buffers &m) {
+    TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
+    b.allToAll(both, 1, 2, t);
+    return m.read(t[1]);
+  });
+  compare(prefix + "axis_index", cuda, cpu, [&](Backend &b, Buffers &m) {
+    TensorRef out = m.output(PARCRT_I64, {});
+    b.axisIndex(first, out);
+    return m.read(out);
+  });
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized)
+    MPI_Init(&argc, &argv);
+  int worldSize = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  int status = 0;
+  {
+    MeshInfo mesh;
+    mesh.axisNames = {"x", "y"};
+    mesh.axisSizes = {1, 1};
+    mesh.rank = 0;
+    std::string error;
+    std::unique_ptr<Backend> cuda = createCudaBackend(mesh, 0, &error);
+    if (worldSize != 1) {
+      std::printf("SKIP: run this check as one process (world size %d)\n",
+                  worldSize);
+    } else if (!cuda) {
+      std::printf("SKIP: %s\n", error.c_str());
+    } else {
+      std::unique_ptr<Backend> cpu = createCpuBackend(mesh);
+      checkCompute(*cuda, *cpu);
+      checkLayout(*cuda, *cpu);
+      checkCollectives("", *cuda, *cpu);
+      cuda.reset();
+      // The same collectives through one-rank NCCL communicators.
+      setenv("PARCRT_CUDA_ALWAYS_NCCL", "1", 1);
+      std::unique_ptr<Backend> nccl = createCudaBackend(mesh, 0, &error);
+      if (!nccl) {
+        std::printf("FAIL nccl backend (%s)\n", error.c_str());
+        ++failures;
+      } else {
+        checkCollectives("nccl ", *nccl, *cpu);
+      }
+      std::printf("%d passed, %d failed\n", passes, failures);
+      status = failures ? 1 : 0;
+    }
+  }
+  MPI_Finalize();
+  return status;
+}

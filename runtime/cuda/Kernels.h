@@ -1,0 +1,99 @@
+//===- Kernels.h - CUDA kernels of the cuda backend -------------*- C++ -*-===//
+//
+// Host-side launchers of the cuda backend's own kernels, one per op family.
+// Every launcher enqueues its work on `stream` and returns the launch's
+// status; the caller (CudaBackend.cpp) has already checked dtypes and
+// shapes, so the kernels assume valid input. Floating-point math is f32;
+// layout kernels move elements of any size (1, 2, 4 or 8 bytes).
+//
+// This header is plain C++ (no CUDA syntax) so that host-only translation
+// units compiled by the C++ compiler can include it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARCRT_CUDA_KERNELS_H
+#define PARCRT_CUDA_KERNELS_H
+
+#include "parcrt/Backend.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace parcrt::cuda {
+
+/// Elementwise `op` ('+', '-', '*', '/') of t[0] and t[1] with numpy
+/// broadcasting into t[2]; all three share one dtype (f32, i32 or i64).
+cudaError_t launchBinary(char op, const TensorRef *t, cudaStream_t stream);
+
+/// Unary f32 ops, numbered as Backend::Unary.
+cudaError_t launchUnary(Backend::Unary op, const TensorRef *t,
+                        cudaStream_t stream);
+
+/// softmax of t[0] along `axis` into t[1] (f32).
+cudaError_t launchSoftmax(const TensorRef *t, int64_t axis,
+                          cudaStream_t stream);
+/// t = {x, gamma, beta, result}, normalized over the last dimension.
+cudaError_t launchLayerNorm(const TensorRef *t, double epsilon,
+                            cudaStream_t stream);
+/// t = {x, gamma, result}.
+cudaError_t launchRmsNorm(const TensorRef *t, double epsilon,
+                          cudaStream_t stream);
+
+/// Bits set in the device error word by a kernel that meets an index the
+/// reference evaluator rejects; the backend reports them at synchronize().
+enum : int {
+  kEmbeddingIdError = 1,
+  kTakeIndexError = 2,
+  kCrossEntropyLabelError = 4,
+};
+
+/// t = {table [V, D], ids (i32/i64), [shard scalar (i32/i64)], result}, any
+/// table dtype. Ids outside the table's block give zero rows; without a
+/// shard they also set kEmbeddingIdError in `*errors`.
+cudaError_t launchEmbedding(const TensorRef *t, bool hasShard, int *errors,
+                            cudaStream_t stream);
+/// t = {input [S.., C], indices [S..], [shard], result [S..]}, any dtype;
+/// as embedding (kTakeIndexError).
+cudaError_t launchTake(const TensorRef *t, bool hasShard, int *errors,
+                       cudaStream_t stream);
+
+/// t = {q [B,H,S,D], k [B,H,T,D], v [B,H,T,E], result [B,H,S,E]} (f32).
+cudaError_t launchAttention(const TensorRef *t, bool causal, double scale,
+                            cudaStream_t stream);
+
+/// t = {logits [S.., C] f32, labels [S..] i32/i64, result scalar f32};
+/// `scratch` holds at least one float per position. A label outside
+/// [0, C) makes the loss NaN and sets kCrossEntropyLabelError.
+cudaError_t launchCrossEntropy(const TensorRef *t, float *scratch, int *errors,
+                               cudaStream_t stream);
+
+/// dst = src permuted: dst dimension i is src dimension perm[i]. `shape` is
+/// src's shape; elements are `elementBytes` wide.
+cudaError_t launchPermute(void *dst, const void *src, size_t elementBytes,
+                          int rank, const int64_t *shape, const int64_t *perm,
+                          cudaStream_t stream);
+
+/// t[1][i] = t[0][offsets + i * strides] (any element size).
+cudaError_t launchSlice(const TensorRef *t, const int64_t *offsets,
+                        const int64_t *strides, cudaStream_t stream);
+
+/// Row copy: for r < rows, x < width (elements):
+/// dst[r * dstPitch + x] = src[r * srcPitch + x].
+cudaError_t launchCopy2D(void *dst, int64_t dstPitch, const void *src,
+                         int64_t srcPitch, int64_t width, int64_t rows,
+                         size_t elementBytes, cudaStream_t stream);
+
+/// Reduction of t[0] over `axes` into t[1] (f32; keepdims or not, the
+/// result holds the kept dimensions in order).
+cudaError_t launchReduce(Backend::Reduce op, const TensorRef *t,
+                         const int64_t *axes, int numAxes, cudaStream_t stream);
+
+/// Fills `count` elements of `dtype` at `dst` from `values` (device memory,
+/// `count` doubles) or, when `values` is null, with `splat`.
+cudaError_t launchFill(void *dst, parcrt_dtype dtype, int64_t count,
+                       const double *values, double splat, cudaStream_t stream);
+
+} // namespace parcrt::cuda
+
+#endif // PARCRT_CUDA_KERNELS_H

@@ -1,0 +1,124 @@
+//===- Backend.h - what a libparcrt backend implements ----------*- C++ -*-===//
+//
+// The C entry points of parcrt.h decode their static descriptors into
+// TensorRefs (data = arena + offset) and forward to the context's backend:
+// `cpu` (OpenBLAS, MPI) or `cuda` (cuBLAS, own kernels, NCCL). A backend
+// owns the arena's memory and the communicators of its mesh groups.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARCRT_BACKEND_H
+#define PARCRT_BACKEND_H
+
+#include "parcrt/parcrt.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace parcrt {
+
+size_t dtypeBytes(parcrt_dtype dtype);
+
+/// A tensor in the arena, as an op sees it.
+struct TensorRef {
+  void *data = nullptr;
+  parcrt_dtype dtype = PARCRT_F32;
+  int rank = 0;
+  int64_t shape[PARCRT_MAX_RANK] = {};
+
+  int64_t numElements() const;
+  size_t bytes() const { return numElements() * dtypeBytes(dtype); }
+};
+
+/// The logical mesh and this rank's place in it. Rank r's coordinates are
+/// r's mixed-radix digits over the axis sizes, last axis minor.
+struct MeshInfo {
+  std::vector<std::string> axisNames;
+  std::vector<int64_t> axisSizes;
+  int rank = 0;
+
+  int64_t numRanks() const;
+  int64_t coordinate(int axis) const;
+  /// The world ranks of this rank's group over `axes`, in group order
+  /// (linearized coordinates over `axes`, first axis major).
+  std::vector<int> group(const std::vector<int> &axes) const;
+  /// This rank's position in its group over `axes`.
+  int64_t indexInGroup(const std::vector<int> &axes) const;
+};
+
+/// One rank's compute and communication. Every op method receives the op's
+/// operands then results in `t`, and its attributes as parcrt.h lists them.
+class Backend {
+public:
+  virtual ~Backend();
+  virtual const char *name() const = 0;
+
+  // Memory: the arena and host<->arena copies (the same memory on cpu).
+  virtual void *allocate(size_t bytes) = 0;
+  virtual void release(void *memory) = 0;
+  virtual void toArena(void *dst, const void *src, size_t bytes) = 0;
+  virtual void fromArena(void *dst, const void *src, size_t bytes) = 0;
+  /// Waits until all queued work of this rank has finished.
+  virtual void synchronize() = 0;
+
+  // Elementwise and activations.
+  virtual void binary(char op, const TensorRef *t) = 0; // '+', '-', '*', '/'
+  enum class Unary { Neg, Exp, Log, Tanh, Relu, Sigmoid, Silu, GeluErf, GeluTanh };
+  virtual void unary(Unary op, const TensorRef *t) = 0;
+
+  // Linear algebra, normalization, lookup.
+  virtual void matmul(const TensorRef *t, bool transposeLhs,
+                      bool transposeRhs) = 0;
+  virtual void softmax(const TensorRef *t, int64_t axis) = 0;
+  virtual void layerNorm(const TensorRef *t, double epsilon) = 0;
+  virtual void rmsNorm(const TensorRef *t, double epsilon) = 0;
+  /// t = {table, ids, [shard], result}.
+  virtual void embedding(const TensorRef *t, bool hasShard) = 0;
+  /// t = {input, indices, [shard], result}.
+  virtual void take(const TensorRef *t, bool hasShard) = 0;
+  virtual void attention(const TensorRef *t, bool causal, double scale) = 0;
+  virtual void crossEntropy(const TensorRef *t) = 0;
+
+  // Layout.
+  virtual void copy(const TensorRef *t) = 0; // reshape
+  virtual void transpose(const TensorRef *t, const int64_t *perm) = 0;
+  enum class Reduce { Sum, Mean, Max };
+  virtual void reduce(Reduce op, const TensorRef *t, const int64_t *axes,
+                      int numAxes) = 0;
+  virtual void concat(const TensorRef *inputs, int numInputs,
+                      const TensorRef &result, int64_t axis) = 0;
+  virtual void slice(const TensorRef *t, const int64_t *offsets,
+                     const int64_t *strides) = 0;
+  virtual void constant(const TensorRef &result, const double *values,
+                        int64_t numValues) = 0;
+
+  // Collectives over the group of mesh axes `axes`.
+  virtual void allReduce(const std::vector<int> &axes, bool max,
+                         const TensorRef *t) = 0;
+  virtual void allGather(const std::vector<int> &axes, int64_t dim,
+                         const TensorRef *t) = 0;
+  virtual void reduceScatter(const std::vector<int> &axes, int64_t dim,
+                             const TensorRef *t) = 0;
+  virtual void allToAll(const std::vector<int> &axes, int64_t splitDim,
+                        int64_t concatDim, const TensorRef *t) = 0;
+  virtual void allSlice(const std::vector<int> &axes, int64_t dim,
+                        const TensorRef *t) = 0;
+  virtual void axisIndex(const std::vector<int> &axes,
+                         const TensorRef &result) = 0;
+};
+
+/// The cpu backend (OpenBLAS, MPI). `mesh` must outlive it.
+std::unique_ptr<Backend> createCpuBackend(const MeshInfo &mesh);
+
+/// The cuda backend, or null with `error` set when CUDA is not built in or
+/// no device is usable (e.g. "no CUDA driver: cudaGetDeviceCount returned
+/// error 35"). One GPU per rank: local rank -> device.
+std::unique_ptr<Backend> createCudaBackend(const MeshInfo &mesh,
+                                           int localRank, std::string *error);
+
+} // namespace parcrt
+
+#endif // PARCRT_BACKEND_H

@@ -1,0 +1,80 @@
+//===- ArgumentLoader.cpp - a rank's slice of each argument ---------------===//
+
+#include "main/ArgumentLoader.h"
+
+#include "main/ShardLayout.h"
+
+#include <cmath>
+
+using namespace parcrt;
+
+static std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+static const char *roleName(ArgumentRole role) {
+  switch (role) {
+  case ArgumentRole::Input:
+    return "input";
+  case ArgumentRole::Param:
+    return "param";
+  case ArgumentRole::Label:
+    return "label";
+  }
+  return "argument";
+}
+
+static bool isInteger(parcrt_dtype dtype) {
+  return dtype == PARCRT_I32 || dtype == PARCRT_I64;
+}
+
+bool parcrt::argumentValues(const ProgramArgument &argument,
+                            const MeshInfo &mesh, const TensorFile *file,
+                            uint64_t seed, std::vector<double> &values,
+                            std::string *error) {
+  std::vector<int64_t> indices = globalIndices(argument, mesh);
+  values.assign(indices.size(), 0.0);
+  const TensorInfo *info = file ? file->reader->find(argument.name) : nullptr;
+  if (!info) {
+    bool integer = isInteger(argument.dtype);
+    if (integer && !argument.init) {
+      *error = "argument '" + argument.name +
+               "' holds integers but has no init to draw them from; give its "
+               "values in a tensor file (--inputs)";
+      return false;
+    }
+    InitSpec spec = argument.role == ArgumentRole::Param
+                        ? InitSpec{InitDistribution::Normal, 0.0, 0.02}
+                        : InitSpec{InitDistribution::Normal, 0.0, 1.0};
+    if (argument.init)
+      spec = *argument.init;
+    uint64_t key = tensorKey(seed, argument.name);
+    for (size_t i = 0; i < indices.size(); ++i)
+      values[i] = initValue(spec, key, indices[i], integer);
+    return true;
+  }
+  // A checkpoint-shaped tensor holds the same row-major elements.
+  if (info->shape != argument.globalShape &&
+      info->shape != argument.checkpointShape) {
+    *error = "tensor '" + argument.name + "' in " + file->path + " has shape " +
+             shapeString(info->shape) + " but the program's " +
+             roleName(argument.role) + " argument has shape " +
+             shapeString(argument.globalShape);
+    return false;
+  }
+  std::vector<double> full(info->numElements());
+  file->reader->readAsDouble(*info, full.data());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    values[i] = full[indices[i]];
+    if (isInteger(argument.dtype) && values[i] != std::floor(values[i])) {
+      *error = "tensor '" + argument.name + "' in " + file->path +
+               " holds non-integer values but the program's argument holds "
+               "integers";
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,288 @@
+//===- Main.cpp - the main() of every compiled per-rank program -----------===//
+//
+// Linked with a generated object that defines parc_program_json and
+// parc_program_step. Every rank parses the same flags and program, loads its
+// slice of the arguments into the arena, runs the steps, and rank 0 prints
+// and writes the gathered results. Errors end every rank with exit code 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/Context.h"
+#include "main/ArgumentLoader.h"
+#include "main/Program.h"
+#include "main/ResultGather.h"
+#include "main/Values.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace parcrt;
+
+namespace {
+
+const char *const usage =
+    "usage: %s [--steps N] [--weights FILE] [--inputs FILE] [--seed N]\n"
+    "          [--out FILE] [--backend cpu|cuda] [--timeout SECONDS]\n"
+    "Launch with mpirun on as many ranks as the program's mesh has.\n";
+
+struct Options {
+  int64_t steps = 1;
+  std::string weights, inputs, out;
+  uint64_t seed = 0;
+  std::string backend = "cpu";
+  double timeout = 30;
+  bool help = false;
+};
+
+bool parseUnsigned(const std::string &text, uint64_t &value) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  errno = 0;
+  value = std::strtoull(text.c_str(), nullptr, 10);
+  return errno == 0;
+}
+
+/// Accepts `--flag value` and `--flag=value`.
+bool parseOptions(int argc, char **argv, Options &options, std::string *error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i], flag = argument, value;
+    if (flag == "--help" || flag == "-h") {
+      options.help = true;
+      continue;
+    }
+    size_t equals = flag.find('=');
+    if (equals != std::string::npos) {
+      value = flag.substr(equals + 1);
+      flag = flag.substr(0, equals);
+    } else if (flag.rfind("--", 0) == 0 && i + 1 < argc) {
+      value = argv[++i];
+    } else if (flag.rfind("--", 0) == 0) {
+      *error = "flag " + flag + " needs a value";
+      return false;
+    }
+    uint64_t number = 0;
+    if (flag == "--steps") {
+      if (!parseUnsigned(value, number)) {
+        *error = "--steps expects a non-negative integer, not '" + value + "'";
+        return false;
+      }
+      options.steps = static_cast<int64_t>(number);
+    } else if (flag == "--seed") {
+      if (!parseUnsigned(value, number)) {
+        *error = "--seed expects a non-negative integer, not '" + value + "'";
+        return false;
+      }
+      options.seed = number;
+    } else if (flag == "--timeout") {
+      char *end = nullptr;
+      options.timeout = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !(options.timeout >= 0)) {
+        *error =
+            "--timeout expects seconds (0 disables it), not '" + value + "'";
+        return false;
+      }
+    } else if (flag == "--weights") {
+      options.weights = value;
+    } else if (flag == "--inputs") {
+      options.inputs = value;
+    } else if (flag == "--out") {
+      options.out = value;
+    } else if (flag == "--backend") {
+      if (value != "cpu" && value != "cuda") {
+        *error = "--backend expects cpu or cuda, not '" + value + "'";
+        return false;
+      }
+      options.backend = value;
+    } else {
+      *error = "unknown argument '" + argument + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Collective over all ranks: true when every rank passes `ok`. Otherwise
+/// the lowest failing rank prints its `error` (one message, not one per
+/// rank) and every rank returns false.
+bool allSucceeded(bool ok, const std::string &error, int rank, int size) {
+  int firstFailure = ok ? size : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &firstFailure, 1, MPI_INT, MPI_MIN,
+                MPI_COMM_WORLD);
+  if (firstFailure == rank)
+    std::fprintf(stderr, "parc: %s\n", error.c_str());
+  return firstFailure == size;
+}
+
+int localRank() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                      &node);
+  int rank = 0;
+  MPI_Comm_rank(node, &rank);
+  MPI_Comm_free(&node);
+  return rank;
+}
+
+bool openFile(const std::string &path, TensorFile &file, std::string *error) {
+  if (path.empty())
+    return true;
+  file.path = path;
+  file.reader = SafetensorsReader::open(path, error);
+  return file.reader != nullptr;
+}
+
+/// Loads every argument's local block into the arena.
+bool loadArguments(const Program &program, const MeshInfo &mesh,
+                   const TensorFile &weights, const TensorFile &inputs,
+                   uint64_t seed, Backend &backend, uint8_t *arena,
+                   std::string *error) {
+  for (const ProgramArgument &argument : program.arguments) {
+    const TensorFile &file =
+        argument.role == ArgumentRole::Param ? weights : inputs;
+    std::vector<double> values;
+    if (!argumentValues(argument, mesh, file.reader ? &file : nullptr, seed,
+                        values, error))
+      return false;
+    std::vector<uint8_t> bytes(values.size() * dtypeBytes(argument.dtype));
+    encodeValues(values, argument.dtype, bytes.data());
+    backend.toArena(arena + argument.offset, bytes.data(), bytes.size());
+  }
+  return true;
+}
+
+void printSummary(const BoundaryTensor &result,
+                  const std::vector<double> &values) {
+  if (result.globalShape.empty()) {
+    std::printf("%s = %.6g\n", result.name.c_str(), values[0]);
+    return;
+  }
+  std::string type = typeString(result.globalShape, result.dtype);
+  if (values.empty()) {
+    std::printf("%s: tensor<%s> (empty)\n", result.name.c_str(), type.c_str());
+    return;
+  }
+  double sum = 0, lowest = values[0], highest = values[0];
+  for (double value : values) {
+    sum += value;
+    lowest = std::min(lowest, value);
+    highest = std::max(highest, value);
+  }
+  double mean = sum / values.size(), squares = 0;
+  for (double value : values)
+    squares += (value - mean) * (value - mean);
+  std::printf("%s: tensor<%s> mean %.6g std %.6g min %.6g max %.6g\n",
+              result.name.c_str(), type.c_str(), mean,
+              std::sqrt(squares / values.size()), lowest, highest);
+}
+
+int run(int argc, char **argv, int rank, int size) {
+  Options options;
+  std::string error;
+  bool parsed = parseOptions(argc, argv, options, &error);
+  if (!parsed) {
+    char text[512];
+    std::snprintf(text, sizeof(text), usage, argv[0]);
+    error += "\n" + std::string(text);
+  }
+  if (!allSucceeded(parsed, error, rank, size))
+    return 1;
+  if (options.help) {
+    if (rank == 0)
+      std::printf(usage, argv[0]);
+    return 0;
+  }
+
+  std::optional<Program> program = parseProgram(parc_program_json, &error);
+  if (!allSucceeded(program.has_value(), error, rank, size))
+    return 1;
+  if (size != program->numRanks()) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "parc: this program runs on %lld ranks (mesh %s) but was "
+                   "launched on %d\n",
+                   static_cast<long long>(program->numRanks()),
+                   program->meshDescription().c_str(), size);
+    return 1;
+  }
+  MeshInfo mesh{program->axisNames, program->axisSizes, rank};
+
+  std::unique_ptr<Backend> backend =
+      options.backend == "cpu" ? createCpuBackend(mesh)
+                               : createCudaBackend(mesh, localRank(), &error);
+  if (!allSucceeded(backend != nullptr,
+                    "rank " + std::to_string(rank) + ": cannot use the " +
+                        options.backend + " backend: " + error,
+                    rank, size))
+    return 1;
+  auto *arena = static_cast<uint8_t *>(backend->allocate(program->arenaBytes));
+  if (!allSucceeded(arena != nullptr,
+                    "rank " + std::to_string(rank) + ": cannot allocate the " +
+                        std::to_string(program->arenaBytes) + "-byte arena",
+                    rank, size))
+    return 1;
+
+  TensorFile weights, inputs;
+  bool loaded = openFile(options.weights, weights, &error) &&
+                openFile(options.inputs, inputs, &error) &&
+                loadArguments(*program, mesh, weights, inputs, options.seed,
+                              *backend, arena, &error);
+  weights.reader.reset();
+  inputs.reader.reset();
+  if (!allSucceeded(loaded, error, rank, size)) {
+    backend->release(arena);
+    return 1;
+  }
+
+  Watchdog watchdog(mesh, options.timeout);
+  parcrt_context context{backend.get(), arena, mesh, &watchdog};
+  for (int64_t step = 1; step <= options.steps; ++step) {
+    parc_program_step(&context);
+    backend->synchronize();
+    for (const BoundaryTensor &result : program->results) {
+      if (!result.globalShape.empty())
+        continue;
+      std::vector<double> value = gatherResult(result, mesh, *backend, arena);
+      if (rank == 0)
+        std::printf("step %lld: %s = %.6g\n", static_cast<long long>(step),
+                    result.name.c_str(), value[0]);
+    }
+    if (rank == 0)
+      std::fflush(stdout);
+  }
+
+  SafetensorsWriter writer;
+  for (const BoundaryTensor &result : program->results) {
+    std::vector<double> values = gatherResult(result, mesh, *backend, arena);
+    if (rank != 0)
+      continue;
+    printSummary(result, values);
+    writer.add(result.name, fileDType(result.dtype), result.globalShape,
+               values.data());
+  }
+  std::fflush(stdout);
+  backend->release(arena);
+  bool written =
+      rank != 0 || options.out.empty() || writer.write(options.out, &error);
+  return allSucceeded(written, error, rank, size) ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // The watchdog aborts from its own thread while the main one may be
+  // inside MPI.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int code = run(argc, argv, rank, size);
+  MPI_Finalize();
+  return code;
+}

@@ -1,0 +1,343 @@
+//===- Program.cpp - reading the description a compiled program embeds ----===//
+
+#include "main/Program.h"
+
+#include "parcrt/Backend.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+using namespace parcrt;
+using json = nlohmann::json;
+
+static int64_t product(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  return count;
+}
+
+int64_t BoundaryTensor::localElements() const { return product(localShape); }
+int64_t BoundaryTensor::globalElements() const { return product(globalShape); }
+
+int64_t Program::numRanks() const { return product(axisSizes); }
+
+std::string Program::meshDescription() const {
+  std::string text;
+  for (size_t axis = 0; axis < axisNames.size(); ++axis)
+    text += (axis ? ", " : "") + axisNames[axis] + "=" +
+            std::to_string(axisSizes[axis]);
+  return text.empty() ? "no axes" : text;
+}
+
+static const char *dtypeSuffix(parcrt_dtype dtype) {
+  switch (dtype) {
+  case PARCRT_F32:
+    return "f32";
+  case PARCRT_F16:
+    return "f16";
+  case PARCRT_BF16:
+    return "bf16";
+  case PARCRT_I32:
+    return "i32";
+  case PARCRT_I64:
+    return "i64";
+  }
+  return "?";
+}
+
+std::string parcrt::typeString(const std::vector<int64_t> &shape,
+                               parcrt_dtype dtype) {
+  std::string text;
+  for (int64_t size : shape)
+    text += std::to_string(size) + "x";
+  return text + dtypeSuffix(dtype);
+}
+
+namespace {
+/// Reads fields of the document without exceptions: the first problem is
+/// kept in `error` (prefixed with the field's path) and later reads return
+/// defaults.
+class FieldReader {
+public:
+  explicit FieldReader(std::string *error) : error(error) {}
+
+  bool ok() const { return !failed; }
+
+  bool fail(const std::string &path, const std::string &message) {
+    if (!failed && error)
+      *error = "the embedded program description is invalid: " + path + ": " +
+               message;
+    failed = true;
+    return false;
+  }
+
+  const json *field(const json &object, const std::string &path,
+                    const char *key) {
+    if (!object.is_object())
+      return fail(path, "expected an object"), nullptr;
+    auto it = object.find(key);
+    if (it == object.end())
+      return fail(path + "." + key, "missing"), nullptr;
+    return &*it;
+  }
+
+  int64_t integer(const json &value, const std::string &path) {
+    if (!value.is_number_integer())
+      return fail(path, "expected an integer"), 0;
+    return value.get<int64_t>();
+  }
+
+  std::string string(const json &value, const std::string &path) {
+    if (!value.is_string())
+      return fail(path, "expected a string"), "";
+    return value.get<std::string>();
+  }
+
+  double number(const json &value, const std::string &path) {
+    if (!value.is_number())
+      return fail(path, "expected a number"), 0.0;
+    return value.get<double>();
+  }
+
+  std::vector<int64_t> shape(const json &value, const std::string &path) {
+    std::vector<int64_t> sizes;
+    if (!value.is_array())
+      return fail(path, "expected an array of sizes"), sizes;
+    for (size_t i = 0; i < value.size(); ++i) {
+      int64_t size = integer(value[i], path + "[" + std::to_string(i) + "]");
+      if (size < 0)
+        fail(path, "negative size");
+      sizes.push_back(size);
+    }
+    if (sizes.size() > PARCRT_MAX_RANK)
+      fail(path,
+           "rank " + std::to_string(sizes.size()) + " exceeds PARCRT_MAX_RANK");
+    return sizes;
+  }
+
+  /// Mesh axis names to positions; no axis may appear twice in one list.
+  std::vector<int> axes(const json &value, const std::string &path,
+                        const std::vector<std::string> &mesh) {
+    std::vector<int> positions;
+    if (!value.is_array())
+      return fail(path, "expected an array of mesh axis names"), positions;
+    for (size_t i = 0; i < value.size(); ++i) {
+      std::string name = string(value[i], path + "[" + std::to_string(i) + "]");
+      auto it = std::find(mesh.begin(), mesh.end(), name);
+      if (it == mesh.end()) {
+        fail(path, "'" + name + "' is not an axis of the mesh");
+        continue;
+      }
+      positions.push_back(static_cast<int>(it - mesh.begin()));
+    }
+    return positions;
+  }
+
+private:
+  std::string *error;
+  bool failed = false;
+};
+
+std::optional<parcrt_dtype> parseDtype(const std::string &name) {
+  if (name == "F32")
+    return PARCRT_F32;
+  if (name == "F16")
+    return PARCRT_F16;
+  if (name == "BF16")
+    return PARCRT_BF16;
+  if (name == "I32")
+    return PARCRT_I32;
+  if (name == "I64")
+    return PARCRT_I64;
+  return std::nullopt;
+}
+} // namespace
+
+/// Reads the fields arguments and results share and checks that the local
+/// shape is the global one split by the sharding and that the tensor lies in
+/// the arena.
+static void readBoundary(FieldReader &reader, const json &entry,
+                         const std::string &path, const Program &program,
+                         BoundaryTensor &tensor) {
+  if (const json *name = reader.field(entry, path, "name"))
+    tensor.name = reader.string(*name, path + ".name");
+  if (const json *dtype = reader.field(entry, path, "dtype")) {
+    std::optional<parcrt_dtype> parsed =
+        parseDtype(reader.string(*dtype, path + ".dtype"));
+    if (!parsed)
+      reader.fail(path + ".dtype", "expected F32, F16, BF16, I32 or I64");
+    tensor.dtype = parsed.value_or(PARCRT_F32);
+  }
+  if (const json *shape = reader.field(entry, path, "global_shape"))
+    tensor.globalShape = reader.shape(*shape, path + ".global_shape");
+  if (const json *shape = reader.field(entry, path, "local_shape"))
+    tensor.localShape = reader.shape(*shape, path + ".local_shape");
+  if (const json *sharding = reader.field(entry, path, "sharding")) {
+    if (!sharding->is_array())
+      reader.fail(path + ".sharding", "expected one array of axes per "
+                                      "dimension");
+    else
+      for (size_t dim = 0; dim < sharding->size(); ++dim)
+        tensor.sharding.push_back(reader.axes(
+            (*sharding)[dim], path + ".sharding[" + std::to_string(dim) + "]",
+            program.axisNames));
+  }
+  if (const json *offset = reader.field(entry, path, "offset"))
+    tensor.offset = reader.integer(*offset, path + ".offset");
+  if (!reader.ok())
+    return;
+
+  if (tensor.localShape.size() != tensor.globalShape.size() ||
+      tensor.sharding.size() != tensor.globalShape.size()) {
+    reader.fail(path, "global_shape, local_shape and sharding must have one "
+                      "entry per dimension");
+    return;
+  }
+  std::vector<bool> used(program.axisNames.size(), false);
+  for (size_t dim = 0; dim < tensor.sharding.size(); ++dim) {
+    int64_t parts = 1;
+    for (int axis : tensor.sharding[dim]) {
+      if (used[axis])
+        reader.fail(path + ".sharding", "axis '" + program.axisNames[axis] +
+                                            "' splits more than once");
+      used[axis] = true;
+      parts *= program.axisSizes[axis];
+    }
+    if (tensor.localShape[dim] * parts != tensor.globalShape[dim])
+      reader.fail(
+          path, "dimension " + std::to_string(dim) + " has local size " +
+                    std::to_string(tensor.localShape[dim]) + ", which split " +
+                    std::to_string(parts) + " ways does not make global size " +
+                    std::to_string(tensor.globalShape[dim]));
+  }
+  int64_t bytes = tensor.localElements() * dtypeBytes(tensor.dtype);
+  if (tensor.offset < 0 || tensor.offset + bytes > program.arenaBytes)
+    reader.fail(path, "bytes [" + std::to_string(tensor.offset) + ", " +
+                          std::to_string(tensor.offset + bytes) +
+                          ") lie outside the arena of " +
+                          std::to_string(program.arenaBytes) + " bytes");
+}
+
+static void readArgument(FieldReader &reader, const json &entry,
+                         const std::string &path, const Program &program,
+                         ProgramArgument &argument) {
+  readBoundary(reader, entry, path, program, argument);
+  if (const json *role = reader.field(entry, path, "role")) {
+    std::string name = reader.string(*role, path + ".role");
+    if (name == "input")
+      argument.role = ArgumentRole::Input;
+    else if (name == "param")
+      argument.role = ArgumentRole::Param;
+    else if (name == "label")
+      argument.role = ArgumentRole::Label;
+    else
+      reader.fail(path + ".role", "expected input, param or label");
+  }
+  auto init = entry.find("init");
+  if (init != entry.end() && !init->is_null()) {
+    std::string initPath = path + ".init";
+    InitSpec spec{InitDistribution::Normal, 0.0, 0.0};
+    if (const json *distribution =
+            reader.field(*init, initPath, "distribution")) {
+      std::string name =
+          reader.string(*distribution, initPath + ".distribution");
+      if (name == "normal")
+        spec.distribution = InitDistribution::Normal;
+      else if (name == "uniform")
+        spec.distribution = InitDistribution::Uniform;
+      else if (name == "constant")
+        spec.distribution = InitDistribution::Constant;
+      else
+        reader.fail(initPath + ".distribution",
+                    "expected normal, uniform or constant");
+    }
+    if (const json *first = reader.field(*init, initPath, "first"))
+      spec.first = reader.number(*first, initPath + ".first");
+    if (const json *second = reader.field(*init, initPath, "second"))
+      spec.second = reader.number(*second, initPath + ".second");
+    argument.init = spec;
+  }
+  auto checkpoint = entry.find("checkpoint_shape");
+  if (checkpoint != entry.end() && !checkpoint->is_null()) {
+    argument.checkpointShape =
+        reader.shape(*checkpoint, path + ".checkpoint_shape");
+    if (reader.ok() &&
+        product(*argument.checkpointShape) != argument.globalElements())
+      reader.fail(path + ".checkpoint_shape",
+                  "holds a different number of elements than global_shape");
+  }
+}
+
+std::optional<Program> parcrt::parseProgram(const char *text,
+                                            std::string *error) {
+  json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  FieldReader reader(error);
+  if (document.is_discarded()) {
+    reader.fail("document", "not valid JSON");
+    return std::nullopt;
+  }
+  Program program;
+  if (const json *version = reader.field(document, "document", "version"))
+    if (reader.integer(*version, "version") != 1 && reader.ok())
+      reader.fail("version", "this runtime reads version 1");
+  if (const json *function = reader.field(document, "document", "function"))
+    program.function = reader.string(*function, "function");
+  if (const json *mesh = reader.field(document, "document", "mesh")) {
+    if (const json *axes = reader.field(*mesh, "mesh", "axes")) {
+      if (!axes->is_array())
+        reader.fail("mesh.axes", "expected an array of names");
+      else
+        for (size_t i = 0; i < axes->size(); ++i)
+          program.axisNames.push_back(reader.string(
+              (*axes)[i], "mesh.axes[" + std::to_string(i) + "]"));
+    }
+    if (const json *sizes = reader.field(*mesh, "mesh", "sizes"))
+      program.axisSizes = reader.shape(*sizes, "mesh.sizes");
+  }
+  if (!reader.ok())
+    return std::nullopt;
+  if (program.axisNames.size() != program.axisSizes.size())
+    reader.fail("mesh", "axes and sizes differ in length");
+  for (size_t axis = 0; axis < program.axisNames.size(); ++axis) {
+    if (program.axisSizes[axis] < 1)
+      reader.fail("mesh.sizes", "axis sizes must be at least 1");
+    if (std::count(program.axisNames.begin(), program.axisNames.end(),
+                   program.axisNames[axis]) > 1)
+      reader.fail("mesh.axes",
+                  "'" + program.axisNames[axis] + "' appears more than once");
+  }
+  if (const json *arena = reader.field(document, "document", "arena_bytes"))
+    program.arenaBytes = reader.integer(*arena, "arena_bytes");
+  if (!reader.ok())
+    return std::nullopt;
+
+  if (const json *arguments = reader.field(document, "document", "arguments")) {
+    if (!arguments->is_array())
+      reader.fail("arguments", "expected an array");
+    else
+      for (size_t i = 0; i < arguments->size() && reader.ok(); ++i)
+        readArgument(reader, (*arguments)[i],
+                     "arguments[" + std::to_string(i) + "]", program,
+                     program.arguments.emplace_back());
+  }
+  if (const json *results = reader.field(document, "document", "results")) {
+    if (!results->is_array())
+      reader.fail("results", "expected an array");
+    for (size_t i = 0;
+         results->is_array() && i < results->size() && reader.ok(); ++i) {
+      std::string path = "results[" + std::to_string(i) + "]";
+      BoundaryTensor &result = program.results.emplace_back();
+      readBoundary(reader, (*results)[i], path, program, result);
+      // No pending sum unless "partial" names axes.
+      auto partial = (*results)[i].find("partial");
+      if (reader.ok() && partial != (*results)[i].end() && !partial->is_null())
+        result.partial =
+            reader.axes(*partial, path + ".partial", program.axisNames);
+    }
+  }
+  if (!reader.ok())
+    return std::nullopt;
+  return program;
+}

@@ -1,0 +1,69 @@
+//===- Program.h - the description a compiled program embeds ---*- C++ -*-===//
+//
+// parc-compile embeds a JSON document (`parc_program_json`, specified in
+// docs/runtime.md) that tells the launcher the mesh, the arena size, and per
+// argument and result its name, dtype, shapes, sharding and arena offset.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARCRT_MAIN_PROGRAM_H
+#define PARCRT_MAIN_PROGRAM_H
+
+#include "parcrt/Init.h"
+#include "parcrt/parcrt.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parcrt {
+
+/// A tensor that crosses the program's boundary, as one rank holds it.
+struct BoundaryTensor {
+  std::string name;
+  parcrt_dtype dtype = PARCRT_F32;
+  std::vector<int64_t> globalShape, localShape;
+  /// Per dimension, the mesh axis positions that split it, major first.
+  std::vector<std::vector<int>> sharding;
+  /// Mesh axis positions over which the ranks hold addends (results only).
+  std::vector<int> partial;
+  int64_t offset = 0;
+
+  int64_t localElements() const;
+  int64_t globalElements() const;
+};
+
+enum class ArgumentRole { Input, Param, Label };
+
+struct ProgramArgument : BoundaryTensor {
+  ArgumentRole role = ArgumentRole::Input;
+  std::optional<InitSpec> init;
+  /// The shape of the tensor in checkpoint files when it differs (same
+  /// row-major elements).
+  std::optional<std::vector<int64_t>> checkpointShape;
+};
+
+struct Program {
+  std::string function;
+  std::vector<std::string> axisNames;
+  std::vector<int64_t> axisSizes;
+  int64_t arenaBytes = 0;
+  std::vector<ProgramArgument> arguments;
+  std::vector<BoundaryTensor> results;
+
+  int64_t numRanks() const;
+  /// "dp=2, tp=2" ("no axes" for a single rank without a mesh).
+  std::string meshDescription() const;
+};
+
+/// Parses and validates `json`. Returns nullopt with `error` set, naming the
+/// offending field, when the document is malformed or inconsistent.
+std::optional<Program> parseProgram(const char *json, std::string *error);
+
+/// "2x3xf32" style spelling of a shape and dtype.
+std::string typeString(const std::vector<int64_t> &shape, parcrt_dtype dtype);
+
+} // namespace parcrt
+
+#endif // PARCRT_MAIN_PROGRAM_H

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Launches a compiled program, then kills (SIGKILL) or stops (SIGSTOP) one
+of its ranks mid-run, and checks that the whole job exits non-zero within
+the deadline with a message naming a rank.
+
+usage: kill-rank.py kill|stop RANK DEADLINE_S LAUNCH_SH [PROGRAM ARGS...]
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+mode, victim, deadline = sys.argv[1], sys.argv[2], float(sys.argv[3])
+command = sys.argv[4:]
+job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       start_new_session=True)
+
+
+def rank_pids():
+    """Processes of the job with their MPI rank, from their environment."""
+    found = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = dict(item.split(b"=", 1) for item in f.read().split(b"\0")
+                           if b"=" in item)
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        rank = env.get(b"OMPI_COMM_WORLD_RANK")
+        if rank is not None and b"program" in cmdline:
+            found[rank.decode()] = int(pid)
+    return found
+
+
+start = time.time()
+target = None
+while time.time() - start < 20 and target is None:
+    time.sleep(0.2)
+    target = rank_pids().get(victim)
+if target is None:
+    job.kill()
+    sys.exit(f"rank {victim} never started")
+time.sleep(1.0)
+os.kill(target, signal.SIGKILL if mode == "kill" else signal.SIGSTOP)
+hit = time.time()
+try:
+    output, _ = job.communicate(timeout=deadline)
+except subprocess.TimeoutExpired:
+    os.killpg(job.pid, signal.SIGKILL)
+    if mode == "stop":
+        os.kill(target, signal.SIGKILL)
+    sys.exit(f"the job did not exit within {deadline} s")
+text = output.decode(errors="replace")
+sys.stdout.write(text)
+print(f"exit code {job.returncode} after {time.time() - hit:.1f} s")
+if job.returncode == 0:
+    sys.exit("the job exited 0")

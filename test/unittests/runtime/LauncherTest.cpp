@@ -1,0 +1,195 @@
+//===- LauncherTest.cpp - program description, layouts, argument loading --===//
+
+#include "main/ArgumentLoader.h"
+#include "main/Program.h"
+#include "main/ShardLayout.h"
+
+#include "parcrt/Init.h"
+#include "parcrt/Safetensors.h"
+
+#include <gtest/gtest.h>
+
+using namespace parcrt;
+
+namespace {
+
+const char *const mlp = R"({"version":1,"function":"forward",
+  "mesh":{"axes":["dp","tp"],"sizes":[2,2]},"arena_bytes":1024,
+  "arguments":[
+    {"name":"x","role":"input","dtype":"F32","global_shape":[4,6],
+     "local_shape":[2,6],"sharding":[["dp"],[]],"offset":0,"init":null,
+     "checkpoint_shape":null},
+    {"name":"w","role":"param","dtype":"F32","global_shape":[6,4],
+     "local_shape":[6,2],"sharding":[[],["tp"]],"offset":128,
+     "init":{"distribution":"uniform","first":-1.0,"second":1.0},
+     "checkpoint_shape":[24]},
+    {"name":"ids","role":"label","dtype":"I64","global_shape":[4],
+     "local_shape":[4],"sharding":[[]],"offset":256,"init":null,
+     "checkpoint_shape":null}],
+  "results":[{"name":"loss","dtype":"F32","global_shape":[],"local_shape":[],
+     "sharding":[],"partial":["dp"],"offset":512}]})";
+
+std::string parseError(const std::string &json) {
+  std::string error;
+  EXPECT_FALSE(parseProgram(json.c_str(), &error).has_value());
+  return error;
+}
+
+/// `mlp` with the first occurrence of `from` replaced by `to`.
+std::string edited(const std::string &from, const std::string &to) {
+  std::string text = mlp;
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(ProgramTest, ReadsEveryField) {
+  std::string error;
+  std::optional<Program> program = parseProgram(mlp, &error);
+  ASSERT_TRUE(program.has_value()) << error;
+  EXPECT_EQ(program->numRanks(), 4);
+  EXPECT_EQ(program->meshDescription(), "dp=2, tp=2");
+  EXPECT_EQ(program->arenaBytes, 1024);
+  ASSERT_EQ(program->arguments.size(), 3u);
+  const ProgramArgument &w = program->arguments[1];
+  EXPECT_EQ(w.role, ArgumentRole::Param);
+  EXPECT_EQ(w.sharding, (std::vector<std::vector<int>>{{}, {1}}));
+  ASSERT_TRUE(w.init.has_value());
+  EXPECT_EQ(w.init->distribution, InitDistribution::Uniform);
+  EXPECT_EQ(w.init->first, -1.0);
+  EXPECT_EQ(*w.checkpointShape, std::vector<int64_t>{24});
+  EXPECT_EQ(program->arguments[2].dtype, PARCRT_I64);
+  ASSERT_EQ(program->results.size(), 1u);
+  EXPECT_EQ(program->results[0].partial, std::vector<int>{0});
+  EXPECT_EQ(typeString({2, 3}, PARCRT_BF16), "2x3xbf16");
+}
+
+TEST(ProgramTest, ReportsTheOffendingField) {
+  EXPECT_NE(parseError("{").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(parseError(edited("\"version\":1", "\"version\":2"))
+                .find("version: this runtime reads version 1"),
+            std::string::npos);
+  EXPECT_NE(parseError(edited("[[\"dp\"],[]]", "[[\"pp\"],[]]"))
+                .find("arguments[0].sharding[0]: 'pp' is not an axis"),
+            std::string::npos);
+  EXPECT_NE(parseError(edited("\"local_shape\":[2,6]", "\"local_shape\":[3,6]"))
+                .find("arguments[0]: dimension 0 has local size 3"),
+            std::string::npos);
+  EXPECT_NE(parseError(edited("\"offset\":512", "\"offset\":1022"))
+                .find("results[0]: bytes [1022, 1026) lie outside the arena"),
+            std::string::npos);
+  EXPECT_NE(parseError(edited("\"role\":\"input\"", "\"role\":\"weight\""))
+                .find("arguments[0].role: expected input, param or label"),
+            std::string::npos);
+  EXPECT_NE(parseError(edited("\"dtype\":\"F32\"", "\"dtype\":\"F64\""))
+                .find("arguments[0].dtype"),
+            std::string::npos);
+  EXPECT_NE(parseError(edited("\"arena_bytes\":1024,", ""))
+                .find("document.arena_bytes: missing"),
+            std::string::npos);
+  EXPECT_NE(
+      parseError(edited("[24]", "[25]")).find("arguments[1].checkpoint_shape"),
+      std::string::npos);
+}
+
+BoundaryTensor layout(std::vector<int64_t> global, std::vector<int64_t> local,
+                      std::vector<std::vector<int>> sharding,
+                      std::vector<int> partial = {}) {
+  BoundaryTensor tensor;
+  tensor.globalShape = std::move(global);
+  tensor.localShape = std::move(local);
+  tensor.sharding = std::move(sharding);
+  tensor.partial = std::move(partial);
+  return tensor;
+}
+
+TEST(ShardLayoutTest, BlocksFollowTheShardingAxesMajorFirst) {
+  // [4, 2] with dim 0 split over [tp, dp] on a 2x2 mesh: rank (dp, tp)
+  // holds block tp * 2 + dp of size 1.
+  BoundaryTensor tensor = layout({4, 2}, {1, 2}, {{1, 0}, {}});
+  MeshInfo mesh{{"dp", "tp"}, {2, 2}, 2}; // dp = 1, tp = 0
+  EXPECT_EQ(globalIndices(tensor, mesh), (std::vector<int64_t>{2, 3}));
+  mesh.rank = 1; // dp = 0, tp = 1
+  EXPECT_EQ(globalIndices(tensor, mesh), (std::vector<int64_t>{4, 5}));
+}
+
+TEST(ShardLayoutTest, AssemblePlacesBlocksReadsCopiesOnceSumsPartials) {
+  MeshInfo mesh{{"dp", "tp"}, {2, 2}, 0};
+  // Split over dp, copies over tp: ranks 1 and 3 hold copies.
+  BoundaryTensor split = layout({2}, {1}, {{0}});
+  EXPECT_EQ(assembleFromRanks({{1}, {100}, {2}, {200}}, split, mesh),
+            (std::vector<double>{1, 2}));
+  // A scalar pending over dp, copies over tp.
+  BoundaryTensor partial = layout({}, {}, {}, {0});
+  EXPECT_EQ(assembleFromRanks({{1}, {100}, {2}, {200}}, partial, mesh),
+            std::vector<double>{3});
+}
+
+class ArgumentLoaderTest : public ::testing::Test {
+protected:
+  ArgumentLoaderTest() {
+    std::string error;
+    program = *parseProgram(mlp, &error);
+  }
+  Program program;
+  MeshInfo mesh{{"dp", "tp"}, {2, 2}, 3}; // dp = 1, tp = 1
+};
+
+TEST_F(ArgumentLoaderTest, InitializesTheSliceAtGlobalIndices) {
+  std::vector<double> values, full(24);
+  std::string error;
+  ASSERT_TRUE(
+      argumentValues(program.arguments[1], mesh, nullptr, 7, values, &error))
+      << error;
+  initValues(*program.arguments[1].init, 7, "w", false, 0, 24, full.data());
+  // Columns 2 and 3 of the 6x4 tensor.
+  ASSERT_EQ(values.size(), 12u);
+  for (int64_t row = 0; row < 6; ++row)
+    for (int64_t column = 0; column < 2; ++column)
+      EXPECT_EQ(values[row * 2 + column], full[row * 4 + 2 + column]);
+  // Inputs default to normal(0, 1).
+  ASSERT_TRUE(
+      argumentValues(program.arguments[0], mesh, nullptr, 7, values, &error));
+  std::vector<double> x(24);
+  initValues({InitDistribution::Normal, 0.0, 1.0}, 7, "x", false, 0, 24,
+             x.data());
+  EXPECT_EQ(values, std::vector<double>(x.begin() + 12, x.end()));
+}
+
+TEST_F(ArgumentLoaderTest, IntegerArgumentsNeedAnInit) {
+  std::vector<double> values;
+  std::string error;
+  EXPECT_FALSE(
+      argumentValues(program.arguments[2], mesh, nullptr, 0, values, &error));
+  EXPECT_NE(error.find("'ids' holds integers but has no init"),
+            std::string::npos);
+}
+
+TEST_F(ArgumentLoaderTest, ReadsItsBlockOfTheFullTensor) {
+  std::string path = testing::TempDir() + "parcrt_launcher_weights.safetensors";
+  std::vector<double> w(24), x(10);
+  for (int i = 0; i < 24; ++i)
+    w[i] = i;
+  SafetensorsWriter writer;
+  writer.add("w", DType::F32, {24}, w.data()); // the checkpoint shape
+  writer.add("x", DType::F32, {2, 5}, x.data());
+  std::string error;
+  ASSERT_TRUE(writer.write(path, &error)) << error;
+  TensorFile file{path, SafetensorsReader::open(path, &error)};
+  ASSERT_TRUE(file.reader) << error;
+  std::vector<double> values;
+  ASSERT_TRUE(
+      argumentValues(program.arguments[1], mesh, &file, 0, values, &error))
+      << error;
+  EXPECT_EQ(values,
+            (std::vector<double>{2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23}));
+  EXPECT_FALSE(
+      argumentValues(program.arguments[0], mesh, &file, 0, values, &error));
+  EXPECT_NE(error.find("tensor 'x' in " + path +
+                       " has shape [2, 5] but the program's input argument "
+                       "has shape [4, 6]"),
+            std::string::npos)
+      << error;
+}
+
+} // namespace

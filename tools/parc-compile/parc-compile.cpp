@@ -1,0 +1,297 @@
+//===- parc-compile.cpp - model to per-rank executables -------------------===//
+//
+//   parc-compile model.mlir --plan plan.json -o out/
+//   out/launch.sh --steps 3
+//
+// Runs the whole pipeline (plan, propagation, partitioning, memory plan,
+// lowering to libparcrt calls, LLVM IR, object file), links the program
+// with libparcrt, and writes the manifest, the launch line and a summary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/Conversion/ObjectEmission.h"
+#include "parc/Conversion/Passes.h"
+#include "parc/Conversion/RuntimeCallOpInterface.h"
+#include "parc/IR/ParcDialect.h"
+#include "parc/RuntimeLinkConfig.h"
+#include "parc/Transforms/CommunicationSummary.h"
+#include "parc/Transforms/LocalPartitionOpInterface.h"
+#include "parc/Transforms/MemoryPlan.h"
+#include "parc/Transforms/Passes.h"
+
+#include "dist/IR/DistOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace mlir::parc;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("parc-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<model.mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
+                                      cl::value_desc("dir"), cl::Required,
+                                      cl::cat(category));
+static cl::opt<std::string> planFile(
+    "plan", cl::desc("Plan file with the mesh and shardings"),
+    cl::cat(category));
+static cl::opt<std::string> meshSpec(
+    "mesh",
+    cl::desc("Mesh for shardings written in the IR, e.g. dp=2,tp=2 (creates "
+             "dist.mesh @mesh unless the module has it)"),
+    cl::cat(category));
+static cl::opt<std::string> funcName(
+    "func", cl::desc("Model function (default: @forward, or the only one)"),
+    cl::cat(category));
+static cl::opt<std::string> emit(
+    "emit",
+    cl::desc("Stop after writing program.mlir (mlir), program.ll (llvm) or "
+             "program.o (obj); default: the linked executable (exe)"),
+    cl::init("exe"), cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "parc-compile: " << message << "\n";
+  return 1;
+}
+
+/// Adds `dist.mesh @mesh` from "dp=2,tp=2" unless the module has a @mesh.
+static LogicalResult addMesh(ModuleOp module, StringRef spec) {
+  if (module.lookupSymbol<dist::MeshOp>("mesh"))
+    return success();
+  OpBuilder builder(module.getContext());
+  SmallVector<Attribute> names;
+  SmallVector<int64_t> sizes;
+  SmallVector<StringRef> axes;
+  spec.split(axes, ',');
+  for (StringRef axis : axes) {
+    auto [name, size] = axis.split('=');
+    int64_t value;
+    if (name.trim().empty() || size.trim().getAsInteger(10, value) ||
+        value < 1) {
+      fail("--mesh expects name=size pairs such as dp=2,tp=2, got '" + spec +
+           "'");
+      return failure();
+    }
+    names.push_back(builder.getStringAttr(name.trim()));
+    sizes.push_back(value);
+  }
+  builder.setInsertionPointToStart(module.getBody());
+  dist::MeshOp::create(builder, module.getLoc(), "mesh",
+                       builder.getArrayAttr(names),
+                       builder.getDenseI64ArrayAttr(sizes));
+  return success();
+}
+
+static LogicalResult writeFile(StringRef path, StringRef content) {
+  std::error_code code;
+  llvm::raw_fd_ostream out(path, code);
+  if (code) {
+    fail("cannot write " + path + ": " + code.message());
+    return failure();
+  }
+  out << content;
+  return success();
+}
+
+/// Links the program object with libparcrt through the MPI compiler wrapper.
+static LogicalResult link(StringRef object, StringRef executable) {
+  llvm::ErrorOr<std::string> driver =
+      llvm::sys::findProgramByName(PARC_LINK_DRIVER);
+  if (!driver) {
+    fail("cannot find the linker driver '" + llvm::Twine(PARC_LINK_DRIVER) +
+         "'");
+    return failure();
+  }
+  SmallVector<StringRef> args = {*driver, object, "-o", executable};
+  for (StringRef piece : llvm::split(PARC_RUNTIME_LINK_ARGS, ';'))
+    if (!piece.empty())
+      args.push_back(piece);
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0,
+                                         &error);
+  if (status != 0) {
+    fail("linking " + executable + " failed" +
+         (error.empty() ? "" : ": " + error));
+    return failure();
+  }
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "parc compiler: model to rank executables\n");
+  if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "exe")
+    return fail("--emit must be mlir, llvm, obj or exe, got '" + emit + "'");
+
+  DialectRegistry registry;
+  registry.insert<ParcDialect, dist::DistDialect, func::FuncDialect,
+                  LLVM::LLVMDialect>();
+  registerLocalPartitionModels(registry);
+  registerRuntimeCallModels(registry);
+  registerLLVMTranslations(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  if (!module)
+    return 1;
+  if (!meshSpec.empty() && failed(addMesh(*module, meshSpec)))
+    return 1;
+  if (std::error_code code = llvm::sys::fs::create_directories(outputDir))
+    return fail("cannot create " + outputDir + ": " + code.message());
+
+  // Sharding, partitioning and the memory plan.
+  PassManager pm(&context);
+  pm.addPass(createVerifyModelPass());
+  if (!planFile.empty())
+    pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planFile}));
+  pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
+  pm.addNestedPass<func::FuncOp>(createPartitionPass());
+  pm.addNestedPass<func::FuncOp>(createMemoryPlanPass());
+  if (failed(pm.run(*module)))
+    return 1;
+
+  auto funcs = llvm::to_vector(module->getOps<func::FuncOp>());
+  StringRef wanted = funcName.empty() ? StringRef("forward") : StringRef(funcName);
+  func::FuncOp func;
+  for (func::FuncOp candidate : funcs)
+    if (candidate.getSymName() == wanted)
+      func = candidate;
+  if (!func && funcName.empty() && funcs.size() == 1)
+    func = funcs.front();
+  if (!func)
+    return fail("no function @" + wanted + " in " + inputFile);
+
+  // What the summary reports is read before lowering replaces the function.
+  int64_t ranks = 1;
+  std::vector<std::string> axisNames;
+  std::vector<int64_t> axisSizes;
+  if (auto meshName = func->getAttrOfType<FlatSymbolRefAttr>("dist.mesh"))
+    if (dist::MeshOp mesh = dist::lookupMesh(func, meshName)) {
+      ranks = mesh.getNumRanks();
+      for (auto [name, size] :
+           llvm::zip_equal(mesh.getAxisNames().getAsValueRange<StringAttr>(),
+                           mesh.getAxisSizes())) {
+        axisNames.push_back(name.str());
+        axisSizes.push_back(size);
+      }
+    }
+  int64_t arenaBytes =
+      func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName).getInt();
+  int64_t tensorBytes =
+      func->getAttrOfType<IntegerAttr>(kTensorBytesAttrName).getInt();
+  SmallVector<CollectiveRecord> collectives = collectCollectives(func);
+
+  PassManager lowering(&context);
+  lowering.addPass(createLowerToRuntimePass(
+      LowerToRuntimePassOptions{func.getSymName().str()}));
+  if (failed(lowering.run(*module)))
+    return 1;
+
+  SmallString<128> path(outputDir);
+  auto outPath = [&](StringRef name) {
+    SmallString<128> file(outputDir);
+    llvm::sys::path::append(file, name);
+    return std::string(file);
+  };
+  if (emit == "mlir") {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return failed(writeFile(outPath("program.mlir"), text)) ? 1 : 0;
+  }
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateToLLVMIR(*module, llvmContext);
+  if (!llvmModule)
+    return 1;
+  if (emit == "llvm") {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    return failed(writeFile(outPath("program.ll"), text)) ? 1 : 0;
+  }
+  std::string error;
+  if (failed(emitObjectFile(*llvmModule, outPath("program.o"), error)))
+    return fail(error);
+  if (emit == "obj")
+    return 0;
+  if (failed(link(outPath("program.o"), outPath("program"))))
+    return 1;
+
+  // An SPMD program: every rank runs the same executable.
+  nlohmann::ordered_json manifest;
+  manifest["ranks"] = ranks;
+  manifest["mesh"] = {{"axes", axisNames}, {"sizes", axisSizes}};
+  nlohmann::ordered_json rankList = nlohmann::ordered_json::array();
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    std::vector<int64_t> coordinates;
+    int64_t rest = rank;
+    for (size_t i = axisSizes.size(); i-- > 0;) {
+      coordinates.insert(coordinates.begin(), rest % axisSizes[i]);
+      rest /= axisSizes[i];
+    }
+    rankList.push_back(
+        {{"rank", rank}, {"executable", "program"}, {"coordinates", coordinates}});
+  }
+  manifest["rank_programs"] = rankList;
+  if (failed(writeFile(outPath("manifest.json"), manifest.dump(2) + "\n")))
+    return 1;
+
+  std::string launch =
+      "#!/bin/sh\n"
+      "# Runs the compiled program on its " +
+      std::to_string(ranks) +
+      " ranks. Extra mpirun flags (e.g. --oversubscribe, --allow-run-as-root)\n"
+      "# go in PARC_MPIRUN_FLAGS; program flags follow.\n"
+      "exec mpirun -np " + std::to_string(ranks) +
+      " $PARC_MPIRUN_FLAGS \"$(dirname \"$0\")/program\" \"$@\"\n";
+  if (failed(writeFile(outPath("launch.sh"), launch)))
+    return 1;
+  llvm::sys::fs::setPermissions(outPath("launch.sh"),
+                                llvm::sys::fs::all_read |
+                                    llvm::sys::fs::all_exe |
+                                    llvm::sys::fs::owner_write);
+
+  std::string summary;
+  llvm::raw_string_ostream os(summary);
+  os << "ranks: " << ranks << "\n";
+  os << "peak arena bytes per rank: " << arenaBytes << " (all tensors: "
+     << tensorBytes << ", saved "
+     << llvm::format("%.1f", tensorBytes ? 100.0 * (tensorBytes - arenaBytes) /
+                                               tensorBytes
+                                         : 0.0)
+     << "%)\n";
+  os << "collectives per step:\n";
+  CommunicationTotals all;
+  for (const CollectiveRecord &record : collectives)
+    all.add(record);
+  for (const auto &[kind, totals] : totalsByKind(collectives))
+    printTotals(os, kind, totals);
+  printTotals(os, "total", all);
+  if (failed(writeFile(outPath("summary.txt"), summary)))
+    return 1;
+  llvm::outs() << summary << "wrote " << outPath("program") << ", "
+               << outPath("manifest.json") << ", " << outPath("launch.sh")
+               << "\n";
+  return 0;
+}
