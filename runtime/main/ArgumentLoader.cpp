@@ -38,6 +38,13 @@ bool parcrt::argumentValues(const ProgramArgument &argument,
   std::vector<int64_t> indices = globalIndices(argument, mesh);
   values.assign(indices.size(), 0.0);
   const TensorInfo *info = file ? file->reader->find(argument.name) : nullptr;
+  // A file given for this argument's kind must hold it: a checkpoint that
+  // lacks a weight is broken, not a request for random values.
+  if (file && !info) {
+    *error = "tensor '" + argument.name + "' (" + roleName(argument.role) +
+             ") is missing from " + file->path;
+    return false;
+  }
   if (!info) {
     bool integer = isInteger(argument.dtype);
     if (integer && !argument.init) {
