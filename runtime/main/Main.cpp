@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -241,9 +242,17 @@ int run(int argc, char **argv, int rank, int size) {
 
   Watchdog watchdog(mesh, options.timeout);
   parcrt_context context{backend.get(), arena, mesh, &watchdog};
+  // Step times exclude the per-step printing; the first step warms caches
+  // and communicators and is left out of the mean when there are others.
+  double measuredSeconds = 0;
   for (int64_t step = 1; step <= options.steps; ++step) {
+    auto start = std::chrono::steady_clock::now();
     parc_program_step(&context);
     backend->synchronize();
+    if (step > 1 || options.steps == 1)
+      measuredSeconds += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
     for (const BoundaryTensor &result : program->results) {
       if (!result.globalShape.empty())
         continue;
@@ -255,6 +264,12 @@ int run(int argc, char **argv, int rank, int size) {
     if (rank == 0)
       std::fflush(stdout);
   }
+
+  int64_t measuredSteps = options.steps > 1 ? options.steps - 1 : options.steps;
+  if (rank == 0 && measuredSteps > 0)
+    std::printf("step time: %.6f s (mean of %lld)\n",
+                measuredSeconds / measuredSteps,
+                static_cast<long long>(measuredSteps));
 
   SafetensorsWriter writer;
   for (const BoundaryTensor &result : program->results) {

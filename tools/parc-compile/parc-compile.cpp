@@ -207,12 +207,31 @@ int main(int argc, char **argv) {
   if (failed(lowering.run(*module)))
     return 1;
 
-  SmallString<128> path(outputDir);
   auto outPath = [&](StringRef name) {
     SmallString<128> file(outputDir);
     llvm::sys::path::append(file, name);
     return std::string(file);
   };
+  std::string summary;
+  llvm::raw_string_ostream os(summary);
+  os << "ranks: " << ranks << "\n";
+  os << "peak arena bytes per rank: " << arenaBytes << " (all tensors: "
+     << tensorBytes << ", saved "
+     << llvm::format("%.1f", tensorBytes ? 100.0 * (tensorBytes - arenaBytes) /
+                                               tensorBytes
+                                         : 0.0)
+     << "%)\n";
+  os << "collectives per step:\n";
+  CommunicationTotals all;
+  for (const CollectiveRecord &record : collectives)
+    all.add(record);
+  for (const auto &[kind, totals] : totalsByKind(collectives))
+    printTotals(os, kind, totals);
+  printTotals(os, "total", all);
+  llvm::outs() << summary;
+  if (failed(writeFile(outPath("summary.txt"), summary)))
+    return 1;
+
   if (emit == "mlir") {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -261,10 +280,12 @@ int main(int argc, char **argv) {
       "#!/bin/sh\n"
       "# Runs the compiled program on its " +
       std::to_string(ranks) +
-      " ranks. Extra mpirun flags (e.g. --oversubscribe, --allow-run-as-root)\n"
-      "# go in PARC_MPIRUN_FLAGS; program flags follow.\n"
+      " ranks. mpirun flags go in PARC_MPIRUN_FLAGS\n"
+      "# (default --bind-to none: Open MPI would pin each rank to one core and\n"
+      "# starve a multi-threaded BLAS); program flags follow.\n"
       "exec mpirun -np " + std::to_string(ranks) +
-      " $PARC_MPIRUN_FLAGS \"$(dirname \"$0\")/program\" \"$@\"\n";
+      " ${PARC_MPIRUN_FLAGS:---bind-to none} \"$(dirname \"$0\")/program\" "
+      "\"$@\"\n";
   if (failed(writeFile(outPath("launch.sh"), launch)))
     return 1;
   llvm::sys::fs::setPermissions(outPath("launch.sh"),
@@ -272,25 +293,7 @@ int main(int argc, char **argv) {
                                     llvm::sys::fs::all_exe |
                                     llvm::sys::fs::owner_write);
 
-  std::string summary;
-  llvm::raw_string_ostream os(summary);
-  os << "ranks: " << ranks << "\n";
-  os << "peak arena bytes per rank: " << arenaBytes << " (all tensors: "
-     << tensorBytes << ", saved "
-     << llvm::format("%.1f", tensorBytes ? 100.0 * (tensorBytes - arenaBytes) /
-                                               tensorBytes
-                                         : 0.0)
-     << "%)\n";
-  os << "collectives per step:\n";
-  CommunicationTotals all;
-  for (const CollectiveRecord &record : collectives)
-    all.add(record);
-  for (const auto &[kind, totals] : totalsByKind(collectives))
-    printTotals(os, kind, totals);
-  printTotals(os, "total", all);
-  if (failed(writeFile(outPath("summary.txt"), summary)))
-    return 1;
-  llvm::outs() << summary << "wrote " << outPath("program") << ", "
+  llvm::outs() << "wrote " << outPath("program") << ", "
                << outPath("manifest.json") << ", " << outPath("launch.sh")
                << "\n";
   return 0;
