@@ -3,6 +3,7 @@
 #include "ProgramDescription.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Conversion/RuntimeCallOpInterface.h"
+#include "parc/IR/ModelConvention.h"
 #include "parc/Transforms/MemoryPlan.h"
 
 #include "dist/IR/DistOps.h"
@@ -184,17 +185,12 @@ struct LowerToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
-    func::FuncOp func;
-    StringRef wanted = functionName.empty() ? StringRef("forward")
-                                            : StringRef(functionName);
-    for (func::FuncOp candidate : funcs)
-      if (candidate.getSymName() == wanted)
-        func = candidate;
-    if (!func && functionName.empty() && funcs.size() == 1)
-      func = funcs.front();
+    func::FuncOp func = findModelFunction(module, functionName);
     if (!func) {
-      module.emitError("no function @") << wanted << " to lower";
+      module.emitError("no model function to lower (@")
+          << (functionName.empty() ? StringRef("forward")
+                                   : StringRef(functionName))
+          << ", or a single function)";
       return signalPassFailure();
     }
     dist::MeshOp mesh;

@@ -4,6 +4,22 @@
 
 using namespace parcrt;
 
+const char *parcrt::dtypeName(parcrt_dtype dtype) {
+  switch (dtype) {
+  case PARCRT_F32:
+    return "f32";
+  case PARCRT_F16:
+    return "f16";
+  case PARCRT_BF16:
+    return "bf16";
+  case PARCRT_I32:
+    return "i32";
+  case PARCRT_I64:
+    return "i64";
+  }
+  return "an unknown dtype";
+}
+
 size_t parcrt::dtypeBytes(parcrt_dtype dtype) {
   switch (dtype) {
   case PARCRT_F32:

@@ -8,22 +8,6 @@
 
 using namespace parcrt;
 
-static const char *dtypeName(parcrt_dtype dtype) {
-  switch (dtype) {
-  case PARCRT_F32:
-    return "f32";
-  case PARCRT_F16:
-    return "f16";
-  case PARCRT_BF16:
-    return "bf16";
-  case PARCRT_I32:
-    return "i32";
-  case PARCRT_I64:
-    return "i64";
-  }
-  return "an unknown dtype";
-}
-
 void cpu::requireF32(const char *op, const TensorRef *t, int count) {
   for (int i = 0; i < count; ++i)
     if (t[i].dtype != PARCRT_F32)

@@ -54,22 +54,6 @@ void parcrt::cuda::check(cudaError_t status, const char *what) {
           static_cast<int>(status));
 }
 
-const char *parcrt::cuda::dtypeName(parcrt_dtype dtype) {
-  switch (dtype) {
-  case PARCRT_F32:
-    return "f32";
-  case PARCRT_F16:
-    return "f16";
-  case PARCRT_BF16:
-    return "bf16";
-  case PARCRT_I32:
-    return "i32";
-  case PARCRT_I64:
-    return "i64";
-  }
-  return "unknown dtype";
-}
-
 Scratch::~Scratch() {
   if (data)
     cudaFree(data);
@@ -411,7 +395,7 @@ void CudaBackend::crossEntropy(const TensorRef *t) {
   requireF32("cross_entropy", t, 1);
   requireF32("cross_entropy", &t[2], 1);
   requireIndices("cross_entropy", "labels", t[1]);
-  int64_t rows = elementCount(t[1]);
+  int64_t rows = t[1].numElements();
   float *losses = static_cast<float *>(
       scratch.get(std::max<int64_t>(rows, 1) * sizeof(float)));
   check(launchCrossEntropy(t, losses, errors, stream), "cross_entropy kernel");
@@ -480,7 +464,7 @@ void CudaBackend::matmul(const TensorRef *t, bool transposeLhs,
   if (rows == 0 || columns == 0 || batchCount == 0)
     return;
   if (depth == 0) {
-    check(cudaMemsetAsync(result.data, 0, byteCount(result), stream),
+    check(cudaMemsetAsync(result.data, 0, result.bytes(), stream),
           "matmul (empty depth)");
     return;
   }
@@ -539,9 +523,9 @@ void CudaBackend::matmul(const TensorRef *t, bool transposeLhs,
 //===----------------------------------------------------------------------===//
 
 void CudaBackend::copy(const TensorRef *t) {
-  size_t bytes = byteCount(t[1]);
-  if (byteCount(t[0]) != bytes)
-    fatal("reshape: %zu bytes into %zu", byteCount(t[0]), bytes);
+  size_t bytes = t[1].bytes();
+  if (t[0].bytes() != bytes)
+    fatal("reshape: %zu bytes into %zu", t[0].bytes(), bytes);
   if (bytes && t[0].data != t[1].data)
     check(cudaMemcpyAsync(t[1].data, t[0].data, bytes, cudaMemcpyDeviceToDevice,
                           stream),
@@ -551,7 +535,7 @@ void CudaBackend::copy(const TensorRef *t) {
 void CudaBackend::transpose(const TensorRef *t, const int64_t *perm) {
   if (t[0].dtype != t[1].dtype)
     fatal("transpose: dtypes differ");
-  check(launchPermute(t[1].data, t[0].data, elementBytes(t[0].dtype), t[0].rank,
+  check(launchPermute(t[1].data, t[0].data, dtypeBytes(t[0].dtype), t[0].rank,
                       t[0].shape, perm, stream),
         "transpose kernel");
 }
@@ -572,7 +556,7 @@ void CudaBackend::reduce(Reduce op, const TensorRef *t, const int64_t *axes,
 
 void CudaBackend::concat(const TensorRef *inputs, int numInputs,
                          const TensorRef &result, int64_t axis) {
-  size_t size = elementBytes(result.dtype);
+  size_t size = dtypeBytes(result.dtype);
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d)
     outer *= result.shape[d];
@@ -600,7 +584,7 @@ void CudaBackend::slice(const TensorRef *t, const int64_t *offsets,
 
 void CudaBackend::constant(const TensorRef &result, const double *values,
                            int64_t numValues) {
-  int64_t count = elementCount(result);
+  int64_t count = result.numElements();
   if (numValues == 1 || count == 0) {
     check(launchFill(result.data, result.dtype, count, nullptr,
                      numValues ? values[0] : 0.0, stream),

@@ -27,33 +27,6 @@ namespace parcrt::cuda {
 void check(cudaError_t status, const char *what);
 
 /// The size of one element of `dtype`.
-inline size_t elementBytes(parcrt_dtype dtype) {
-  switch (dtype) {
-  case PARCRT_F16:
-  case PARCRT_BF16:
-    return 2;
-  case PARCRT_F32:
-  case PARCRT_I32:
-    return 4;
-  case PARCRT_I64:
-    return 8;
-  }
-  return 0;
-}
-
-inline int64_t elementCount(const TensorRef &t) {
-  int64_t n = 1;
-  for (int d = 0; d < t.rank; ++d)
-    n *= t.shape[d];
-  return n;
-}
-
-inline size_t byteCount(const TensorRef &t) {
-  return elementCount(t) * elementBytes(t.dtype);
-}
-
-const char *dtypeName(parcrt_dtype dtype);
-
 /// Device memory for temporaries (collective packing, per-row losses).
 /// Work queued on one stream reuses it in stream order; growing it waits
 /// for the device first.

@@ -727,7 +727,7 @@ cudaError_t parcrt::cuda::launchEmbedding(const TensorRef *t, bool hasShard,
                   errors,
                   /*embedding=*/true,
                   stream};
-  return dispatchBytes(elementBytes(table.dtype), args);
+  return dispatchBytes(dtypeBytes(table.dtype), args);
 }
 
 cudaError_t parcrt::cuda::launchTake(const TensorRef *t, bool hasShard,
@@ -750,7 +750,7 @@ cudaError_t parcrt::cuda::launchTake(const TensorRef *t, bool hasShard,
                   errors,
                   /*embedding=*/false,
                   stream};
-  return dispatchBytes(elementBytes(input.dtype), args);
+  return dispatchBytes(dtypeBytes(input.dtype), args);
 }
 
 cudaError_t parcrt::cuda::launchAttention(const TensorRef *t, bool causal,
@@ -816,7 +816,7 @@ cudaError_t parcrt::cuda::launchSlice(const TensorRef *t,
     map.strides[d] = strides[d] * inStrides[d];
     base += offsets[d] * inStrides[d];
   }
-  return launchGather(t[1].data, t[0].data, elementBytes(t[1].dtype), map, base,
+  return launchGather(t[1].data, t[0].data, dtypeBytes(t[1].dtype), map, base,
                       stream);
 }
 

@@ -187,7 +187,7 @@ void NcclCommunicator::synchronize() {
 }
 
 void NcclCommunicator::localCopy(const TensorRef *t) {
-  size_t bytes = byteCount(t[1]);
+  size_t bytes = t[1].bytes();
   if (bytes && t[0].data != t[1].data)
     check(cudaMemcpyAsync(t[1].data, t[0].data, bytes, cudaMemcpyDeviceToDevice,
                           compute),
@@ -199,7 +199,7 @@ void NcclCommunicator::allReduce(const std::vector<int> &axes, bool max,
   Group &g = group(axes);
   if (!usesNccl(g))
     return localCopy(t);
-  size_t count = elementCount(t[0]);
+  size_t count = t[0].numElements();
   if (count == 0)
     return;
   ncclComm_t comm = communicator(axes, g);
@@ -216,7 +216,7 @@ void NcclCommunicator::allGather(const std::vector<int> &axes, int64_t dim,
   if (!usesNccl(g))
     return localCopy(t);
   const TensorRef &in = t[0], &out = t[1];
-  size_t bytes = byteCount(in), size = elementBytes(in.dtype);
+  size_t bytes = in.bytes(), size = dtypeBytes(in.dtype);
   if (bytes == 0)
     return;
   int64_t members = g.members.size();
@@ -230,7 +230,7 @@ void NcclCommunicator::allGather(const std::vector<int> &axes, int64_t dim,
   endCommunication();
   if (outer != 1) // [members, outer, rest] -> [outer, members, rest]
     swapLeading(out.data, gathered, size, members, outer,
-                elementCount(in) / outer, compute);
+                in.numElements() / outer, compute);
 }
 
 void NcclCommunicator::reduceScatter(const std::vector<int> &axes, int64_t dim,
@@ -239,7 +239,7 @@ void NcclCommunicator::reduceScatter(const std::vector<int> &axes, int64_t dim,
   if (!usesNccl(g))
     return localCopy(t);
   const TensorRef &in = t[0], &out = t[1];
-  size_t count = elementCount(out);
+  size_t count = out.numElements();
   if (count == 0)
     return;
   int64_t members = g.members.size();
@@ -249,9 +249,9 @@ void NcclCommunicator::reduceScatter(const std::vector<int> &axes, int64_t dim,
   // to the front, [outer, members, rest] -> [members, outer, rest].
   const void *source = in.data;
   if (outer != 1) {
-    void *packed = scratch.get(byteCount(in));
-    swapLeading(packed, in.data, elementBytes(in.dtype), outer, members,
-                elementCount(in) / (outer * members), compute);
+    void *packed = scratch.get(in.bytes());
+    swapLeading(packed, in.data, dtypeBytes(in.dtype), outer, members,
+                in.numElements() / (outer * members), compute);
     source = packed;
   }
   beginCommunication();
@@ -267,11 +267,11 @@ void NcclCommunicator::allToAll(const std::vector<int> &axes, int64_t splitDim,
   if (!usesNccl(g))
     return localCopy(t);
   const TensorRef &in = t[0], &out = t[1];
-  size_t bytes = byteCount(in), size = elementBytes(in.dtype);
+  size_t bytes = in.bytes(), size = dtypeBytes(in.dtype);
   if (bytes == 0)
     return;
   int64_t members = g.members.size();
-  int64_t chunkCount = elementCount(in) / members;
+  int64_t chunkCount = in.numElements() / members;
   size_t chunkBytes = bytes / members;
   TensorRef chunk = in;
   chunk.shape[splitDim] /= members;
@@ -315,7 +315,7 @@ void NcclCommunicator::allSlice(const std::vector<int> &axes, int64_t dim,
   Group &g = group(axes);
   const TensorRef &in = t[0], &out = t[1];
   int64_t members = g.members.size();
-  size_t size = elementBytes(in.dtype);
+  size_t size = dtypeBytes(in.dtype);
   int64_t inner = product(in, static_cast<int>(dim) + 1, in.rank);
   int64_t width = in.shape[dim] / members * inner;
   const char *first =

@@ -31,28 +31,12 @@ std::string Program::meshDescription() const {
   return text.empty() ? "no axes" : text;
 }
 
-static const char *dtypeSuffix(parcrt_dtype dtype) {
-  switch (dtype) {
-  case PARCRT_F32:
-    return "f32";
-  case PARCRT_F16:
-    return "f16";
-  case PARCRT_BF16:
-    return "bf16";
-  case PARCRT_I32:
-    return "i32";
-  case PARCRT_I64:
-    return "i64";
-  }
-  return "?";
-}
-
 std::string parcrt::typeString(const std::vector<int64_t> &shape,
                                parcrt_dtype dtype) {
   std::string text;
   for (int64_t size : shape)
     text += std::to_string(size) + "x";
-  return text + dtypeSuffix(dtype);
+  return text + dtypeName(dtype);
 }
 
 namespace {

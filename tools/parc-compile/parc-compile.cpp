@@ -12,6 +12,7 @@
 #include "parc/Conversion/ObjectEmission.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Conversion/RuntimeCallOpInterface.h"
+#include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/RuntimeLinkConfig.h"
 #include "parc/Transforms/CommunicationSummary.h"
@@ -170,16 +171,12 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return 1;
 
-  auto funcs = llvm::to_vector(module->getOps<func::FuncOp>());
-  StringRef wanted = funcName.empty() ? StringRef("forward") : StringRef(funcName);
-  func::FuncOp func;
-  for (func::FuncOp candidate : funcs)
-    if (candidate.getSymName() == wanted)
-      func = candidate;
-  if (!func && funcName.empty() && funcs.size() == 1)
-    func = funcs.front();
+  func::FuncOp func = findModelFunction(*module, funcName);
   if (!func)
-    return fail("no function @" + wanted + " in " + inputFile);
+    return fail("no model function " +
+                (funcName.empty() ? "(@forward, or a single function)"
+                                  : "@" + funcName) +
+                " in " + inputFile);
 
   // What the summary reports is read before lowering replaces the function.
   int64_t ranks = 1;

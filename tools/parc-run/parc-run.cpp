@@ -71,18 +71,6 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-static func::FuncOp selectFunction(ModuleOp module) {
-  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
-  StringRef wanted = funcName.getNumOccurrences() ? StringRef(funcName)
-                                                  : StringRef("forward");
-  for (func::FuncOp func : funcs)
-    if (func.getSymName() == wanted)
-      return func;
-  if (!funcName.getNumOccurrences() && funcs.size() == 1)
-    return funcs.front();
-  return {};
-}
-
 /// Loads `path` (if given) and checks that each tensor names an argument of
 /// one of `roles`; other tensors are reported and ignored.
 static LogicalResult loadTensors(StringRef path, StringRef option,
@@ -188,7 +176,7 @@ int main(int argc, char **argv) {
       parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
   if (!module)
     return 1;
-  func::FuncOp func = selectFunction(*module);
+  func::FuncOp func = findModelFunction(*module, funcName);
   if (!func)
     return fail(funcName.getNumOccurrences()
                     ? "no function @" + funcName + " in " + inputFile

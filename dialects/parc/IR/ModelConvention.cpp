@@ -104,6 +104,17 @@ mlir::parc::readModelArguments(func::FuncOp func) {
   return arguments;
 }
 
+func::FuncOp mlir::parc::findModelFunction(ModuleOp module, StringRef name) {
+  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  StringRef wanted = name.empty() ? StringRef("forward") : name;
+  for (func::FuncOp func : funcs)
+    if (func.getSymName() == wanted)
+      return func;
+  if (name.empty() && funcs.size() == 1)
+    return funcs.front();
+  return {};
+}
+
 SmallVector<std::string> mlir::parc::getResultNames(func::FuncOp func) {
   SmallVector<std::string> names;
   for (unsigned index = 0; index < func.getNumResults(); ++index) {

@@ -15,6 +15,7 @@
 #define PARC_IR_MODELCONVENTION_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "parc/IR/ParcAttrs.h"
 
 #include <string>
@@ -42,6 +43,10 @@ struct ModelArgument {
 /// role, a missing or repeated name, a type that is not a static tensor of
 /// f32/bf16/f16/i32/i64, a repeated result name.
 FailureOr<SmallVector<ModelArgument>> readModelArguments(func::FuncOp func);
+
+/// The model function of `module`: the function named `name` when given,
+/// else @forward, else the only function; null when there is none.
+func::FuncOp findModelFunction(ModuleOp module, StringRef name = "");
 
 /// The name of each result: its `parc.name`, else `result<N>`.
 SmallVector<std::string> getResultNames(func::FuncOp func);

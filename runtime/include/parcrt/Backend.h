@@ -21,6 +21,8 @@
 namespace parcrt {
 
 size_t dtypeBytes(parcrt_dtype dtype);
+/// "f32", "f16", "bf16", "i32", "i64" (as MLIR spells element types).
+const char *dtypeName(parcrt_dtype dtype);
 
 /// A tensor in the arena, as an op sees it.
 struct TensorRef {
