@@ -20,5 +20,6 @@ void mlir::parc::interp::registerEvaluableOpInterfaceModels(
     attachLayoutKernels(context);
     attachReductionKernels(context);
     attachLossKernels(context);
+    attachGradientKernels(context);
   });
 }

@@ -40,6 +40,7 @@ void attachNormalizationKernels(MLIRContext *context);
 void attachLayoutKernels(MLIRContext *context);
 void attachReductionKernels(MLIRContext *context);
 void attachLossKernels(MLIRContext *context);
+void attachGradientKernels(MLIRContext *context);
 
 } // namespace mlir::parc::interp
 

@@ -37,10 +37,17 @@ TensorSharding mlir::parc::deriveTensorSharding(const ShardingRule &rule,
   for (auto [dim, dimFactors] : llvm::enumerate(tensor))
     for (int64_t factor : dimFactors)
       llvm::append_range(sharding.dims[dim], factors[factor]);
-  if (isResult)
-    for (auto [factor, axes] : llvm::enumerate(factors))
-      if (rule.getFactors()[factor].kind == FactorKind::Reduction)
-        llvm::append_range(sharding.partial, axes);
+  if (!isResult)
+    return sharding;
+  // A result sums over the reduction factors it does not span (a matmul's
+  // k; the rows of a layer-norm gradient's dgamma, not of its dx).
+  llvm::SmallDenseSet<int64_t> spanned;
+  for (const DimFactors &dimFactors : tensor)
+    spanned.insert(dimFactors.begin(), dimFactors.end());
+  for (auto [factor, axes] : llvm::enumerate(factors))
+    if (rule.getFactors()[factor].kind == FactorKind::Reduction &&
+        !spanned.contains(factor))
+      llvm::append_range(sharding.partial, axes);
   return sharding;
 }
 

@@ -114,6 +114,30 @@ struct EmbeddingLocalPartition
   }
 };
 
+/// The scatter-add into a vocabulary split over mesh axes: each rank keeps
+/// its block of rows and skips the ids outside it.
+struct EmbeddingGradLocalPartition
+    : public LocalPartitionOpInterface::ExternalModel<
+          EmbeddingGradLocalPartition, EmbeddingGradOp> {
+  FailureOr<SmallVector<Value>>
+  buildLocalOp(Operation *op, OpBuilder &b, ValueRange operands,
+               const FactorAxes &factors, dist::MeshOp mesh,
+               MutableArrayRef<TensorSharding> results) const {
+    auto grad = cast<EmbeddingGradOp>(op);
+    ShardingRule rule = grad.getShardingRule();
+    if (!splitsRewrittenFactor(rule, factors))
+      return cloneOnLocalShapes(b, op, operands, results, mesh);
+    if (grad.getShard())
+      return op->emitOpError("is already a vocab-parallel scatter");
+    const AxisList &vocabAxes = factors[rule.getResults()[0][0].front()];
+    Value shard = shardIndex(b, op->getLoc(), mesh, vocabAxes);
+    Value local = EmbeddingGradOp::create(
+        b, op->getLoc(), results[0].getLocalType(grad.getType(), mesh),
+        operands[0], operands[1], shard);
+    return SmallVector<Value>{local};
+  }
+};
+
 struct CrossEntropyLocalPartition
     : public LocalPartitionOpInterface::ExternalModel<
           CrossEntropyLocalPartition, CrossEntropyOp> {
@@ -190,6 +214,7 @@ void mlir::parc::registerLocalPartitionModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, ParcDialect *) {
     SliceOp::attachInterface<SliceLocalPartition>(*context);
     EmbeddingOp::attachInterface<EmbeddingLocalPartition>(*context);
+    EmbeddingGradOp::attachInterface<EmbeddingGradLocalPartition>(*context);
     CrossEntropyOp::attachInterface<CrossEntropyLocalPartition>(*context);
     context->loadDialect<dist::DistDialect>();
   });

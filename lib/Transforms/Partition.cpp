@@ -2,6 +2,7 @@
 
 #include "Resharding.h"
 #include "parc/IR/ParcInterfaces.h"
+#include "parc/IR/ParcOps.h"
 #include "parc/Transforms/FactorSharding.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/Passes.h"
@@ -90,19 +91,40 @@ LogicalResult Partitioner::partitionOp(Operation *op,
   ShardingRule rule = ruleOp.getShardingRule();
   FactorAxes factors = resolveFactors(op, rule);
 
+  // An op linear in all operands passes pending sums through when every
+  // operand is pending over the same axes: the all_reduce moves past it.
+  AxisList deferred;
+  if (op->hasTrait<SumsPartials>() && op->getNumOperands() > 0) {
+    deferred = layouts.at(op->getOperand(0)).partial;
+    for (Value operand : op->getOperands())
+      if (layouts.at(operand).partial != deferred)
+        deferred.clear();
+    // A pending sum cannot stay over an axis that now splits a dimension.
+    for (const TensorFactors *tensor : rule.getTensors())
+      for (const DimFactors &dim : *tensor)
+        for (int64_t factor : dim)
+          if (llvm::any_of(factors[factor], [&](StringAttr axis) {
+                return llvm::is_contained(deferred, axis);
+              }))
+            deferred.clear();
+  }
+
   SmallVector<Value> operands;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     TensorSharding wanted = deriveTensorSharding(
         rule, rule.getOperands()[index], factors, /*isResult=*/false);
+    wanted.partial = deferred;
     FailureOr<Value> local = localOperand(op->getLoc(), operand, wanted);
     if (failed(local))
       return failure();
     operands.push_back(*local);
   }
   SmallVector<TensorSharding> results;
-  for (const TensorFactors &result : rule.getResults())
+  for (const TensorFactors &result : rule.getResults()) {
     results.push_back(
         deriveTensorSharding(rule, result, factors, /*isResult=*/true));
+    llvm::append_range(results.back().partial, deferred);
+  }
 
   SmallVector<Value> localResults;
   if (auto local = dyn_cast<LocalPartitionOpInterface>(op)) {

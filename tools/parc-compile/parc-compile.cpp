@@ -157,8 +157,6 @@ int main(int argc, char **argv) {
     return 1;
   if (!meshSpec.empty() && failed(addMesh(*module, meshSpec)))
     return 1;
-  if (std::error_code code = llvm::sys::fs::create_directories(outputDir))
-    return fail("cannot create " + outputDir + ": " + code.message());
 
   // Sharding, partitioning and the memory plan.
   PassManager pm(&context);
@@ -177,6 +175,8 @@ int main(int argc, char **argv) {
                 (funcName.empty() ? "(@forward, or a single function)"
                                   : "@" + funcName) +
                 " in " + inputFile);
+  if (std::error_code code = llvm::sys::fs::create_directories(outputDir))
+    return fail("cannot create " + outputDir + ": " + code.message());
 
   // What the summary reports is read before lowering replaces the function.
   int64_t ranks = 1;

@@ -34,8 +34,8 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<model.mlir>"),
     cl::cat(category));
 static cl::opt<bool> reference(
-    "reference", cl::desc("Run with the reference evaluator (the only "
-                          "executor until parc-compile exists)"),
+    "reference", cl::desc("Run with the reference evaluator (compiled "
+                          "programs run through parc-compile's launch.sh)"),
     cl::Required,
     cl::cat(category));
 static cl::opt<std::string> weightsFile(

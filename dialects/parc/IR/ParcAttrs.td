@@ -20,6 +20,23 @@ def Parc_GeluApproximationAttr
   let assemblyFormat = "`` $value";
 }
 
+def Parc_ActivationKind : I32EnumAttr<"ActivationKind",
+    "the activation whose derivative parc.activation_grad applies", [
+      I32EnumAttrCase<"Relu", 0, "relu">,
+      I32EnumAttrCase<"Sigmoid", 1, "sigmoid">,
+      I32EnumAttrCase<"Silu", 2, "silu">,
+      I32EnumAttrCase<"Tanh", 3, "tanh">,
+      I32EnumAttrCase<"GeluErf", 4, "gelu_erf">,
+      I32EnumAttrCase<"GeluTanh", 5, "gelu_tanh">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::parc";
+}
+def Parc_ActivationKindAttr
+    : EnumAttr<Parc_Dialect, Parc_ActivationKind, "activation"> {
+  let assemblyFormat = "`` $value";
+}
+
 def Parc_InitDistribution : I32EnumAttr<"InitDistribution",
     "distribution of deterministic initial values", [
       I32EnumAttrCase<"Normal", 0, "normal">,

@@ -37,6 +37,13 @@ def Parc_Dialect : Dialect {
   }];
 }
 
+// An op that is linear in all its operands together: given pending sums
+// over the same mesh axes it yields their pending sum, so partitioning can
+// defer the all_reduce past it (gradients of a tied weight, residuals).
+def Parc_SumsPartials : NativeOpTrait<"SumsPartials"> {
+  let cppNamespace = "::mlir::parc";
+}
+
 def Parc_FloatElement : AnyTypeOf<[F32, BF16, F16]>;
 def Parc_IntElement : AnyTypeOf<[I32, I64]>;
 

@@ -13,6 +13,11 @@
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcInterfaces.h"
 
+namespace mlir::parc {
+template <typename ConcreteType>
+class SumsPartials : public OpTrait::TraitBase<ConcreteType, SumsPartials> {};
+} // namespace mlir::parc
+
 #define GET_OP_CLASSES
 #include "parc/IR/ParcOps.h.inc"
 

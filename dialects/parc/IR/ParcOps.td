@@ -25,7 +25,8 @@ class Parc_ShapedOp<string mnemonic, list<Trait> traits = []>
     : Parc_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor,
         DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
         DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
-                                  ["getShardingRule"]>])>;
+                                  ["getShardingRule"]>,
+        DeclareOpInterfaceMethods<Parc_GradientOpInterface>])>;
 
 //===----------------------------------------------------------------------===//
 // Linear algebra
@@ -58,9 +59,10 @@ def Parc_MatmulOp : Parc_ShapedOp<"matmul"> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class Parc_BinaryOp<string mnemonic, string what>
-    : Parc_Op<mnemonic, [InferTypeOpAdaptor, Parc_FlopCountOpInterface,
-                         Parc_ShardingRuleOpInterface]> {
+class Parc_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
+    : Parc_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor, Parc_FlopCountOpInterface,
+                         Parc_ShardingRuleOpInterface,
+                         DeclareOpInterfaceMethods<Parc_GradientOpInterface>])> {
   let summary = what # " with numpy broadcasting";
   let arguments = (ins Parc_FloatTensor:$lhs, Parc_FloatTensor:$rhs);
   let results = (outs Parc_FloatTensor:$result);
@@ -69,22 +71,24 @@ class Parc_BinaryOp<string mnemonic, string what>
   }];
 }
 
-def Parc_AddOp : Parc_BinaryOp<"add", "elementwise sum">;
-def Parc_SubOp : Parc_BinaryOp<"sub", "elementwise difference">;
+def Parc_AddOp : Parc_BinaryOp<"add", "elementwise sum", [Parc_SumsPartials]>;
+def Parc_SubOp : Parc_BinaryOp<"sub", "elementwise difference",
+                               [Parc_SumsPartials]>;
 def Parc_MulOp : Parc_BinaryOp<"mul", "elementwise product">;
 def Parc_DivOp : Parc_BinaryOp<"div", "elementwise quotient">;
 
 class Parc_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
     : Parc_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
         InferTypeOpInterface, Parc_FlopCountOpInterface,
-        Parc_ShardingRuleOpInterface])> {
+        Parc_ShardingRuleOpInterface,
+        DeclareOpInterfaceMethods<Parc_GradientOpInterface>])> {
   let summary = what;
   let arguments = (ins Parc_FloatTensor:$input);
   let results = (outs Parc_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Parc_NegOp : Parc_UnaryOp<"neg", "elementwise negation">;
+def Parc_NegOp : Parc_UnaryOp<"neg", "elementwise negation", [Parc_SumsPartials]>;
 def Parc_ExpOp : Parc_UnaryOp<"exp", "elementwise exponential">;
 def Parc_LogOp : Parc_UnaryOp<"log", "elementwise natural logarithm">;
 def Parc_TanhOp : Parc_UnaryOp<"tanh", "elementwise hyperbolic tangent">;
@@ -107,7 +111,7 @@ def Parc_GeluOp : Parc_UnaryOp<"gelu", "Gaussian error linear unit"> {
 //===----------------------------------------------------------------------===//
 
 def Parc_SoftmaxOp : Parc_Op<"softmax", [SameOperandsAndResultType,
-    InferTypeOpInterface,
+    InferTypeOpInterface, DeclareOpInterfaceMethods<Parc_GradientOpInterface>,
     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
     DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
                               ["getShardingRule"]>]> {
@@ -188,7 +192,9 @@ def Parc_TakeOp : Parc_ShapedOp<"take"> {
 }
 
 def Parc_ReshapeOp : Parc_Op<"reshape",
-    [DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
+    [Parc_SumsPartials,
+     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
+     DeclareOpInterfaceMethods<Parc_GradientOpInterface>,
      DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
                                ["getShardingRule"]>]> {
   let summary = "same elements in row-major order, new static shape";
@@ -198,7 +204,7 @@ def Parc_ReshapeOp : Parc_Op<"reshape",
   let hasVerifier = 1;
 }
 
-def Parc_TransposeOp : Parc_ShapedOp<"transpose"> {
+def Parc_TransposeOp : Parc_ShapedOp<"transpose", [Parc_SumsPartials]> {
   let summary = "permutes dimensions: result dim i is input dim perm[i]";
   let arguments = (ins Parc_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Parc_AnyTensor:$result);
@@ -247,6 +253,7 @@ def Parc_SliceOp : Parc_ShapedOp<"slice"> {
 
 def Parc_ConstantOp : Parc_Op<"constant", [ConstantLike,
     AllTypesMatch<["value", "result"]>,
+    DeclareOpInterfaceMethods<Parc_GradientOpInterface>,
     DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
                               ["getShardingRule"]>]> {
   let summary = "a tensor literal";
@@ -288,6 +295,150 @@ def Parc_CrossEntropyOp : Parc_ShapedOp<"cross_entropy"> {
   let results = (outs 0DTensorOf<[F32, BF16, F16]>:$loss);
   let assemblyFormat = [{
     $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($loss)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops: fused vector-Jacobian products that autodiff emits where one
+// kernel beats a chain of ops.
+//===----------------------------------------------------------------------===//
+
+def Parc_BroadcastToOp : Parc_Op<"broadcast_to", [Parc_SumsPartials,
+    Parc_ShardingRuleOpInterface,
+    DeclareOpInterfaceMethods<Parc_GradientOpInterface>,
+    DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
+  let summary = "numpy broadcast of a tensor to the result shape";
+  let arguments = (ins Parc_FloatTensor:$input);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Parc_SliceGradOp : Parc_Op<"slice_grad", [Parc_SumsPartials,
+    DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
+    DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
+                              ["getShardingRule"]>]> {
+  let summary = "places a slice's gradient into zeros of the sliced shape";
+  let description = [{
+    The inverse placement of parc.slice: the result (the sliced tensor's
+    shape) is zero except at `offsets[i] + j * strides[i]`, which hold
+    `input`.
+  }];
+  let arguments = (ins Parc_FloatTensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$strides);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `offsets` $offsets `strides` $strides attr-dict `:` type($input)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Parc_ActivationGradOp : Parc_Op<"activation_grad", [
+    SameOperandsAndResultType, InferTypeOpInterface,
+    Parc_ShardingRuleOpInterface,
+    DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
+  let summary = "gradient * activation'(input), elementwise";
+  let arguments = (ins Parc_ActivationKindAttr:$activation,
+                       Parc_FloatTensor:$input, Parc_FloatTensor:$gradient);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $activation $input `,` $gradient attr-dict `:` type($input)
+  }];
+}
+
+def Parc_SoftmaxGradOp : Parc_Op<"softmax_grad", [SameOperandsAndResultType,
+    InferTypeOpInterface,
+    DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
+    DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
+                              ["getShardingRule"]>]> {
+  let summary = "y * (g - sum(g * y, axis)) for y = softmax(x)";
+  let arguments = (ins Parc_FloatTensor:$output, Parc_FloatTensor:$gradient,
+                       I64Attr:$axis);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $output `,` $gradient `axis` `=` $axis attr-dict `:` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def Parc_LayerNormGradOp : Parc_ShapedOp<"layer_norm_grad",
+    [AllTypesMatch<["input", "gradient"]>]> {
+  let summary = "gradients of layer_norm: input, gamma and beta";
+  let arguments = (ins Parc_FloatTensor:$input, Parc_FloatTensor:$gamma,
+                       Parc_FloatTensor:$gradient,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Parc_FloatTensor:$input_grad,
+                      Parc_FloatTensor:$gamma_grad,
+                      Parc_FloatTensor:$beta_grad);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $gradient `eps` `=` $epsilon attr-dict `:`
+    type($input) `,` type($gamma)
+  }];
+}
+
+def Parc_RmsNormGradOp : Parc_ShapedOp<"rms_norm_grad",
+    [AllTypesMatch<["input", "gradient"]>]> {
+  let summary = "gradients of rms_norm: input and gamma";
+  let arguments = (ins Parc_FloatTensor:$input, Parc_FloatTensor:$gamma,
+                       Parc_FloatTensor:$gradient,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+  let results = (outs Parc_FloatTensor:$input_grad,
+                      Parc_FloatTensor:$gamma_grad);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $gradient `eps` `=` $epsilon attr-dict `:`
+    type($input) `,` type($gamma)
+  }];
+}
+
+def Parc_EmbeddingGradOp : Parc_Op<"embedding_grad", [
+    DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
+    DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
+                              ["getShardingRule"]>]> {
+  let summary = "scatter-add of looked-up rows' gradients into a table";
+  let description = [{
+    The result ([vocab, dim], its type) is zero except that row ids[p]
+    accumulates gradient[p]. With `shard`, the result is block `shard` of a
+    larger table and other ids are skipped.
+  }];
+  let arguments = (ins Parc_IntTensor:$ids, Parc_FloatTensor:$gradient,
+                       Optional<Parc_OffsetScalar>:$shard);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $gradient (`shard` $shard^)? attr-dict `:` type($ids) `,`
+    type($gradient) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Parc_AttentionGradOp : Parc_ShapedOp<"attention_grad"> {
+  let summary = "gradients of attention: query, key and value";
+  let arguments = (ins Parc_FloatTensor:$query, Parc_FloatTensor:$key,
+                       Parc_FloatTensor:$value, Parc_FloatTensor:$gradient,
+                       UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Parc_FloatTensor:$query_grad,
+                      Parc_FloatTensor:$key_grad,
+                      Parc_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $gradient (`causal` $causal^)? `scale` `=`
+    $scale attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    type($gradient)
+  }];
+}
+
+def Parc_CrossEntropyGradOp : Parc_ShapedOp<"cross_entropy_grad"> {
+  let summary = "gradient of the mean loss with respect to the logits";
+  let description = [{
+    (softmax(logits) - onehot(labels)) * gradient / count, where `gradient`
+    is the scalar gradient of the loss and `count` the number of positions
+    the loss averages over (kept global when the positions are split).
+  }];
+  let arguments = (ins Parc_FloatTensor:$logits, Parc_IntTensor:$labels,
+                       Parc_FloatTensor:$gradient, I64Attr:$count);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $gradient `count` `=` $count attr-dict `:`
+    type($logits) `,` type($labels) `,` type($gradient)
   }];
 }
 

@@ -35,8 +35,8 @@ namespace mlir::parc {
 enum class FactorKind {
   /// Sharding it splits every tensor that spans it; no communication.
   Parallel,
-  /// The op sums over it: sharded, the results are partial sums over its
-  /// mesh axes.
+  /// The op sums over it: sharded, the results that do not span it are
+  /// partial sums over its mesh axes.
   Reduction,
   /// The op needs it whole (the softmax axis, the normalized axis).
   Replicated,

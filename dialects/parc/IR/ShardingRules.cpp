@@ -336,3 +336,126 @@ ShardingRule CrossEntropyOp::getShardingRule() {
   rule.addResult({});
   return rule;
 }
+
+//===----------------------------------------------------------------------===//
+// Gradient ops
+//===----------------------------------------------------------------------===//
+
+// The mirror of SliceOp's rule: dimensions the slice kept whole split freely.
+ShardingRule SliceGradOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  TensorFactors inDims, outDims;
+  for (auto [dim, size] : llvm::enumerate(out)) {
+    bool whole = getOffsets()[dim] == 0 && getStrides()[dim] == 1 &&
+                 in[dim] == size;
+    if (whole) {
+      int64_t factor = rule.addFactor(size, FactorKind::Parallel);
+      inDims.push_back({factor});
+      outDims.push_back({factor});
+      continue;
+    }
+    inDims.push_back({rule.addFactor(in[dim], FactorKind::Replicated)});
+    outDims.push_back({rule.addFactor(size, FactorKind::Replicated)});
+  }
+  rule.addOperand(inDims);
+  rule.addResult(outDims);
+  return rule;
+}
+
+ShardingRule SoftmaxGradOp::getShardingRule() {
+  ShardingRuleBuilder builder(getType().getShape());
+  builder.addBroadcastTensor(getType().getShape(), /*isResult=*/false)
+      .addBroadcastTensor(getType().getShape(), /*isResult=*/false)
+      .addBroadcastTensor(getType().getShape(), /*isResult=*/true)
+      .setKind(getAxis(), FactorKind::Replicated);
+  return builder.build();
+}
+
+/// Normalization gradients: rows split freely for the input's gradient and
+/// leave the per-feature gradients partial sums over the rows' axes.
+static ShardingRule normalizationGradRule(ArrayRef<int64_t> shape,
+                                          unsigned numFeatureResults) {
+  ShardingRule rule;
+  TensorFactors full;
+  for (int64_t size : shape.drop_back())
+    full.push_back({rule.addFactor(size, FactorKind::Reduction)});
+  int64_t features = rule.addFactor(shape.back(), FactorKind::Replicated);
+  full.push_back({features});
+  rule.addOperand(full);
+  rule.addOperand({{features}});
+  rule.addOperand(full);
+  rule.addResult(full);
+  for (unsigned i = 0; i < numFeatureResults; ++i)
+    rule.addResult({{features}});
+  return rule;
+}
+
+ShardingRule LayerNormGradOp::getShardingRule() {
+  return normalizationGradRule(getInput().getType().getShape(), 2);
+}
+
+ShardingRule RmsNormGradOp::getShardingRule() {
+  return normalizationGradRule(getInput().getType().getShape(), 1);
+}
+
+// Positions are summed over; a vocabulary split keeps each rank's block of
+// rows (the local form skips ids outside it).
+ShardingRule EmbeddingGradOp::getShardingRule() {
+  ShardingRule rule;
+  TensorFactors ids = addFactorPerDim(rule, getIds().getType().getShape(),
+                                      FactorKind::Reduction);
+  int64_t vocab = rule.addFactor(getType().getDimSize(0), FactorKind::Parallel,
+                                 /*needsLocalRewrite=*/true);
+  int64_t features =
+      rule.addFactor(getType().getDimSize(1), FactorKind::Parallel);
+  TensorFactors gradient = ids;
+  gradient.push_back({features});
+  rule.addOperand(ids);
+  rule.addOperand(gradient);
+  if (getShard())
+    rule.addOperand({});
+  rule.addResult({{vocab}, {features}});
+  return rule;
+}
+
+ShardingRule AttentionGradOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> q = getQuery().getType().getShape();
+  ArrayRef<int64_t> k = getKey().getType().getShape();
+  ArrayRef<int64_t> v = getValue().getType().getShape();
+  int64_t batch = rule.addFactor(q[0], FactorKind::Parallel);
+  int64_t heads = rule.addFactor(q[1], FactorKind::Parallel);
+  int64_t queries = rule.addFactor(q[2], FactorKind::Replicated);
+  int64_t keys = rule.addFactor(k[2], FactorKind::Replicated);
+  int64_t features = rule.addFactor(q[3], FactorKind::Replicated);
+  int64_t valueFeatures = rule.addFactor(v[3], FactorKind::Replicated);
+  TensorFactors query = {{batch}, {heads}, {queries}, {features}};
+  TensorFactors key = {{batch}, {heads}, {keys}, {features}};
+  TensorFactors value = {{batch}, {heads}, {keys}, {valueFeatures}};
+  rule.addOperand(query);
+  rule.addOperand(key);
+  rule.addOperand(value);
+  rule.addOperand({{batch}, {heads}, {queries}, {valueFeatures}});
+  rule.addResult(query);
+  rule.addResult(key);
+  rule.addResult(value);
+  return rule;
+}
+
+// Positions split freely (the op divides by the global count); the classes
+// stay whole: the softmax needs them all.
+ShardingRule CrossEntropyGradOp::getShardingRule() {
+  ShardingRule rule;
+  TensorFactors positions = addFactorPerDim(
+      rule, getLabels().getType().getShape(), FactorKind::Parallel);
+  TensorFactors logits = positions;
+  logits.push_back({rule.addFactor(getLogits().getType().getShape().back(),
+                                   FactorKind::Replicated)});
+  rule.addOperand(logits);
+  rule.addOperand(positions);
+  rule.addOperand({});
+  rule.addResult(logits);
+  return rule;
+}

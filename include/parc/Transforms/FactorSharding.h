@@ -33,7 +33,8 @@ FactorAxes projectOntoFactors(const ShardingRule &rule,
                               dist::MeshOp mesh);
 
 /// The dimension shardings of a tensor spanning `tensor` under `factors`;
-/// `partial` lists the axes of sharded reduction factors when `isResult`.
+/// when `isResult`, `partial` lists the axes of the sharded reduction
+/// factors the tensor does not span.
 TensorSharding deriveTensorSharding(const ShardingRule &rule,
                                     const TensorFactors &tensor,
                                     const FactorAxes &factors, bool isResult);

@@ -36,6 +36,18 @@ def PrintShardingRulesPass : Pass<"parc-print-sharding-rules"> {
   }];
 }
 
+def AutodiffPass : Pass<"parc-autodiff", "::mlir::func::FuncOp"> {
+  let summary = "Appends the gradient of the loss for every parameter";
+  let description = [{
+    For a model function whose first result is a scalar loss, builds the
+    gradient of the loss with respect to every `param` argument in reverse
+    mode, asking each op's GradientOpInterface for its vector-Jacobian
+    product (no op is special-cased here), and returns the gradients after
+    the original results, named `<param>.grad`. An op without a gradient
+    rule, or a function without a scalar loss, is a located error.
+  }];
+}
+
 def ApplyPlanPass : Pass<"parc-apply-plan", "::mlir::ModuleOp"> {
   let summary = "Attaches the mesh and shardings of a plan file";
   let description = [{
@@ -109,8 +121,8 @@ def MemoryPlanPass : Pass<"parc-plan-memory", "::mlir::func::FuncOp"> {
   let summary = "Places every tensor of a rank program in one arena";
   let description = [{
     Each tensor lives from the op that defines it to its last use;
-    arguments and results for the whole program (they persist across
-    steps). Offsets are assigned first-fit in order of definition, 64-byte
+    arguments for the whole program (they persist across steps) and
+    results from their definition to the end of the step. Offsets are assigned first-fit in order of definition, 64-byte
     aligned, reusing the space of dead tensors. Records `parc.offset` on
     arguments, `parc.offsets` on ops, and on the function `parc.arena_bytes`
     (the peak) and `parc.tensor_bytes` (the sum of all tensor sizes, what a

@@ -385,3 +385,35 @@ func.func @init_range(%x: tensor<2xi64> {parc.init = #parc.init<uniform(5, 5)>})
 func.func @init_kind(%x: tensor<2xf32> {parc.init = #parc.init<gaussian(0.0, 1.0)>}) {
   return
 }
+
+// -----
+
+func.func @broadcast_to(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'parc.broadcast_to' op 'input' dimension 0 of size 3 cannot broadcast to size 4}}
+  %0 = parc.broadcast_to %x : tensor<3xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_grad(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'parc.slice_grad' op dimension 1: 3 elements from offset 2 with stride 2 do not fit in size 6}}
+  %0 = parc.slice_grad %x offsets [0, 2] strides [1, 2] : tensor<2x3xf32> -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_grad(%ids: tensor<2xi64>, %g: tensor<3x8xf32>) {
+  // expected-error @+1 {{'parc.embedding_grad' op expects 'gradient' of shape ids x [dim] and a [vocab, dim] result}}
+  %0 = parc.embedding_grad %ids, %g : tensor<2xi64>, tensor<3x8xf32> -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_grad(%x: tensor<2x8xf32>, %y: tensor<2xi64>, %s: tensor<f32>) {
+  // expected-error @+1 {{'parc.cross_entropy_grad' op 'count' must be positive}}
+  %0 = parc.cross_entropy_grad %x, %y, %s count = 0 : tensor<2x8xf32>, tensor<2xi64>, tensor<f32>
+  return
+}

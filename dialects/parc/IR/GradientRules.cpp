@@ -1,0 +1,298 @@
+//===- GradientRules.cpp - the vector-Jacobian product of each op ---------===//
+//
+// Each rule builds, from the gradients of an op's results, the gradients of
+// its operands, as parc ops. Broadcasting operands get their gradient summed
+// back to their shape. Integer operands (ids, labels) get none.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/IR/ParcOps.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+using Gradients = FailureOr<SmallVector<Value>>;
+
+static RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+static Value scalar(OpBuilder &b, Location loc, Type element, double value) {
+  auto type = RankedTensorType::get({}, element);
+  return ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getFloatAttr(element, value)));
+}
+
+/// Sums `gradient` (of the broadcast result's shape) back to `target`, the
+/// shape of an operand that numpy broadcasting stretched.
+static Value sumToShape(OpBuilder &b, Location loc, Value gradient,
+                        RankedTensorType target) {
+  RankedTensorType type = tensorType(gradient);
+  if (type == target)
+    return gradient;
+  int64_t extra = type.getRank() - target.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (dim < extra ||
+        (target.getDimSize(dim - extra) == 1 && type.getDimSize(dim) != 1))
+      axes.push_back(dim);
+  if (!axes.empty())
+    gradient = ReduceSumOp::create(b, loc, gradient, axes, /*keepdims=*/true);
+  return ReshapeOp::create(b, loc, target, gradient);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+Gradients AddOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Value g = gradients[0];
+  return SmallVector<Value>{
+      sumToShape(b, getLoc(), g, getLhs().getType()),
+      sumToShape(b, getLoc(), g, getRhs().getType())};
+}
+
+Gradients SubOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Value g = gradients[0];
+  return SmallVector<Value>{
+      sumToShape(b, getLoc(), g, getLhs().getType()),
+      sumToShape(b, getLoc(), NegOp::create(b, getLoc(), g),
+                 getRhs().getType())};
+}
+
+Gradients MulOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Value g = gradients[0];
+  return SmallVector<Value>{
+      sumToShape(b, getLoc(), MulOp::create(b, getLoc(), g, getRhs()),
+                 getLhs().getType()),
+      sumToShape(b, getLoc(), MulOp::create(b, getLoc(), g, getLhs()),
+                 getRhs().getType())};
+}
+
+// d(l / r) = dl / r - dr * (l / r) / r.
+Gradients DivOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Value g = gradients[0];
+  Value lhsGrad = DivOp::create(b, getLoc(), g, getRhs());
+  Value rhsGrad = NegOp::create(
+      b, getLoc(),
+      DivOp::create(b, getLoc(), MulOp::create(b, getLoc(), g, getResult()),
+                    getRhs()));
+  return SmallVector<Value>{sumToShape(b, getLoc(), lhsGrad, getLhs().getType()),
+                            sumToShape(b, getLoc(), rhsGrad, getRhs().getType())};
+}
+
+Gradients NegOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return SmallVector<Value>{NegOp::create(b, getLoc(), gradients[0])};
+}
+
+Gradients ExpOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return SmallVector<Value>{
+      MulOp::create(b, getLoc(), gradients[0], getResult())};
+}
+
+Gradients LogOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return SmallVector<Value>{
+      DivOp::create(b, getLoc(), gradients[0], getInput())};
+}
+
+/// gradient * f'(input) in one fused op.
+static Gradients activationGradient(OpBuilder &b, Location loc,
+                                    ActivationKind kind, Value input,
+                                    Value gradient) {
+  return SmallVector<Value>{
+      ActivationGradOp::create(b, loc, kind, input, gradient)};
+}
+
+Gradients TanhOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return activationGradient(b, getLoc(), ActivationKind::Tanh, getInput(),
+                            gradients[0]);
+}
+
+Gradients ReluOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return activationGradient(b, getLoc(), ActivationKind::Relu, getInput(),
+                            gradients[0]);
+}
+
+Gradients SigmoidOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return activationGradient(b, getLoc(), ActivationKind::Sigmoid, getInput(),
+                            gradients[0]);
+}
+
+Gradients SiluOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return activationGradient(b, getLoc(), ActivationKind::Silu, getInput(),
+                            gradients[0]);
+}
+
+Gradients GeluOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return activationGradient(b, getLoc(),
+                            getApproximation() == GeluApproximation::Tanh
+                                ? ActivationKind::GeluTanh
+                                : ActivationKind::GeluErf,
+                            getInput(), gradients[0]);
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and normalization
+//===----------------------------------------------------------------------===//
+
+// With A' and B' the operands as multiplied: dA' = g B'^T and dB' = A'^T g;
+// a transposed operand takes the transpose of its gradient, which the
+// transpose flags express without a transpose op.
+Gradients MatmulOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Value g = gradients[0], lhs = getLhs(), rhs = getRhs();
+  bool tl = getTransposeLhs(), tr = getTransposeRhs();
+  Value lhsGrad = tl ? MatmulOp::create(b, getLoc(), rhs, g, tr, true)
+                     : MatmulOp::create(b, getLoc(), g, rhs, false, !tr);
+  Value rhsGrad = tr ? MatmulOp::create(b, getLoc(), g, lhs, true, tl)
+                     : MatmulOp::create(b, getLoc(), lhs, g, !tl, false);
+  return SmallVector<Value>{sumToShape(b, getLoc(), lhsGrad, tensorType(lhs)),
+                            sumToShape(b, getLoc(), rhsGrad, tensorType(rhs))};
+}
+
+Gradients SoftmaxOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return SmallVector<Value>{SoftmaxGradOp::create(
+      b, getLoc(), getResult(), gradients[0], getAxis())};
+}
+
+Gradients LayerNormOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  auto grad = LayerNormGradOp::create(b, getLoc(), getInput(), getGamma(),
+                                      gradients[0], getEpsilon());
+  return SmallVector<Value>(grad.getResults());
+}
+
+Gradients RmsNormOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  auto grad = RmsNormGradOp::create(b, getLoc(), getInput(), getGamma(),
+                                    gradients[0], getEpsilon());
+  return SmallVector<Value>(grad.getResults());
+}
+
+Gradients AttentionOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  auto grad = AttentionGradOp::create(b, getLoc(), getQuery(), getKey(),
+                                      getValue(), gradients[0], getCausal(),
+                                      getScale());
+  return SmallVector<Value>(grad.getResults());
+}
+
+Gradients CrossEntropyOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Value logits = CrossEntropyGradOp::create(
+      b, getLoc(), getLogits(), getLabels(), gradients[0],
+      getLabels().getType().getNumElements());
+  return SmallVector<Value>{logits, Value()};
+}
+
+//===----------------------------------------------------------------------===//
+// Lookup and layout
+//===----------------------------------------------------------------------===//
+
+Gradients EmbeddingOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Value table = EmbeddingGradOp::create(b, getLoc(), getTable().getType(),
+                                        getIds(), gradients[0], getShard());
+  SmallVector<Value> result = {table, Value()};
+  if (getShard())
+    result.push_back(Value());
+  return result;
+}
+
+Gradients ReshapeOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return SmallVector<Value>{
+      ReshapeOp::create(b, getLoc(), getInput().getType(), gradients[0])};
+}
+
+Gradients TransposeOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [index, dim] : llvm::enumerate(perm))
+    inverse[dim] = index;
+  return SmallVector<Value>{
+      TransposeOp::create(b, getLoc(), gradients[0], inverse)};
+}
+
+Gradients BroadcastToOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return SmallVector<Value>{
+      sumToShape(b, getLoc(), gradients[0], getInput().getType())};
+}
+
+/// The gradient of a reduction, broadcast back over the reduced axes.
+static Value spreadOverAxes(OpBuilder &b, Location loc, Value gradient,
+                            RankedTensorType input, ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> kept(input.getShape());
+  for (int64_t axis : axes)
+    kept[axis] = 1;
+  Value reshaped = ReshapeOp::create(
+      b, loc, RankedTensorType::get(kept, input.getElementType()), gradient);
+  return BroadcastToOp::create(b, loc, input, reshaped);
+}
+
+Gradients ReduceSumOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return SmallVector<Value>{spreadOverAxes(b, getLoc(), gradients[0],
+                                           getInput().getType(), getAxes())};
+}
+
+Gradients ReduceMeanOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  int64_t count = 1;
+  for (int64_t axis : getAxes())
+    count *= getInput().getType().getDimSize(axis);
+  Value spread = spreadOverAxes(b, getLoc(), gradients[0],
+                                getInput().getType(), getAxes());
+  return SmallVector<Value>{MulOp::create(
+      b, getLoc(), spread,
+      scalar(b, getLoc(), getType().getElementType(), 1.0 / count))};
+}
+
+Gradients ReduceMaxOp::buildGradients(OpBuilder &, ValueRange) {
+  return emitOpError("has no gradient rule yet");
+}
+
+Gradients TakeOp::buildGradients(OpBuilder &, ValueRange) {
+  return emitOpError("has no gradient rule yet");
+}
+
+Gradients ConcatOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  SmallVector<Value> result;
+  int64_t axis = getAxis(), start = 0;
+  RankedTensorType type = getType();
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  for (Value input : getInputs()) {
+    SmallVector<int64_t> offsets(type.getRank(), 0);
+    offsets[axis] = start;
+    RankedTensorType inputType = tensorType(input);
+    result.push_back(SliceOp::create(b, getLoc(), gradients[0], offsets,
+                                     inputType.getShape(), strides));
+    start += inputType.getDimSize(axis);
+  }
+  return result;
+}
+
+Gradients SliceOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return SmallVector<Value>{SliceGradOp::create(b, getLoc(),
+                                                getInput().getType(),
+                                                gradients[0], getOffsets(),
+                                                getStrides())};
+}
+
+Gradients ConstantOp::buildGradients(OpBuilder &, ValueRange) {
+  return SmallVector<Value>{};
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops are not differentiated again.
+//===----------------------------------------------------------------------===//
+
+Gradients LayerNormGradOp::buildGradients(OpBuilder &, ValueRange) {
+  return emitOpError("has no gradient rule (second derivatives are not "
+                     "supported)");
+}
+Gradients RmsNormGradOp::buildGradients(OpBuilder &, ValueRange) {
+  return emitOpError("has no gradient rule (second derivatives are not "
+                     "supported)");
+}
+Gradients AttentionGradOp::buildGradients(OpBuilder &, ValueRange) {
+  return emitOpError("has no gradient rule (second derivatives are not "
+                     "supported)");
+}
+Gradients CrossEntropyGradOp::buildGradients(OpBuilder &, ValueRange) {
+  return emitOpError("has no gradient rule (second derivatives are not "
+                     "supported)");
+}
