@@ -13,6 +13,9 @@ import time
 
 mode, victim, deadline = sys.argv[1], sys.argv[2], float(sys.argv[3])
 command = sys.argv[4:]
+# Only this job's ranks: other tests may run programs at the same time.
+program = os.path.join(os.path.dirname(os.path.abspath(command[0])),
+                       "program").encode()
 job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        start_new_session=True)
 
@@ -32,7 +35,7 @@ def rank_pids():
         except OSError:
             continue
         rank = env.get(b"OMPI_COMM_WORLD_RANK")
-        if rank is not None and b"program" in cmdline:
+        if rank is not None and cmdline.split(b"\0")[0] == program:
             found[rank.decode()] = int(pid)
     return found
 
