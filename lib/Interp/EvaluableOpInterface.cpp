@@ -21,5 +21,6 @@ void mlir::parc::interp::registerEvaluableOpInterfaceModels(
     attachReductionKernels(context);
     attachLossKernels(context);
     attachGradientKernels(context);
+    attachOptimizerKernels(context);
   });
 }

@@ -41,6 +41,7 @@ void attachLayoutKernels(MLIRContext *context);
 void attachReductionKernels(MLIRContext *context);
 void attachLossKernels(MLIRContext *context);
 void attachGradientKernels(MLIRContext *context);
+void attachOptimizerKernels(MLIRContext *context);
 
 } // namespace mlir::parc::interp
 

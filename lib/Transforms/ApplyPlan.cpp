@@ -71,6 +71,7 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   FailureOr<dist::MeshOp> createMesh(const Json &axes);
   LogicalResult applySharding(const std::string &name, const Json &dims,
                               dist::MeshOp mesh);
+  LogicalResult shardOptimizerState(dist::MeshOp mesh);
 };
 
 } // namespace
@@ -100,13 +101,54 @@ LogicalResult ApplyPlanPass::apply() {
   if (failed(meshOp))
     return failure();
   auto shardings = plan.find("shardings");
-  if (shardings == plan.end())
+  if (shardings != plan.end()) {
+    if (!shardings->is_object())
+      return error() << "\"shardings\" must map names to shardings";
+    for (auto &[name, dims] : shardings->items())
+      if (failed(applySharding(name, dims, *meshOp)))
+        return failure();
+  }
+  auto zero = plan.find("zero");
+  if (zero == plan.end())
     return success();
-  if (!shardings->is_object())
-    return error() << "\"shardings\" must map names to shardings";
-  for (auto &[name, dims] : shardings->items())
-    if (failed(applySharding(name, dims, *meshOp)))
-      return failure();
+  if (!zero->is_number_integer() ||
+      (zero->get<int64_t>() != 0 && zero->get<int64_t>() != 1))
+    return error() << "\"zero\" must be 0 or 1 (ZeRO stage)";
+  return zero->get<int64_t>() == 1 ? shardOptimizerState(*meshOp) : success();
+}
+
+// ZeRO-1: every optimizer state tensor whose first dimension the dp axis
+// divides is split on it, parameters stay whole; the update then needs its
+// gradient only as this rank's shard (a reduce_scatter) and gathers the new
+// parameter.
+LogicalResult ApplyPlanPass::shardOptimizerState(dist::MeshOp mesh) {
+  std::optional<int64_t> dp = mesh.getAxisSize("dp");
+  if (!dp)
+    return error() << "\"zero\": 1 shards optimizer state over the mesh "
+                      "axis 'dp', which the mesh does not have";
+  Builder builder(&getContext());
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  for (auto func : getOperation().getOps<func::FuncOp>())
+    for (unsigned index = 0; index < func.getNumArguments(); ++index) {
+      auto role =
+          func.getArgAttrOfType<StringAttr>(index, ParcDialect::kRoleAttrName);
+      auto type = cast<ShapedType>(func.getArgument(index).getType());
+      if (!role ||
+          func.getArgAttr(index, dist::DistDialect::kPlanShardingAttrName))
+        continue;
+      SmallVector<Attribute> dims(type.getRank(), builder.getArrayAttr({}));
+      // Parameters stay whole (ZeRO-1, not -3): pinning them keeps the
+      // state's split from spreading to them.
+      if (role.getValue() == "optstate" && type.getRank() > 0 &&
+          type.getDimSize(0) % *dp == 0)
+        dims[0] = builder.getArrayAttr({builder.getStringAttr("dp")});
+      else if (role.getValue() != "param")
+        continue;
+      func.setArgAttr(index, dist::DistDialect::kPlanShardingAttrName,
+                      dist::ShardingAttr::get(&getContext(), meshRef,
+                                              builder.getArrayAttr(dims),
+                                              builder.getArrayAttr({})));
+    }
   return success();
 }
 

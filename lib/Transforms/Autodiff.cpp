@@ -1,5 +1,7 @@
 //===- Autodiff.cpp - reverse-mode gradients of a scalar loss -------------===//
 
+#include "parc/Transforms/Autodiff.h"
+
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcOps.h"
@@ -24,7 +26,7 @@ static Value zerosLike(OpBuilder &b, Location loc, Type type) {
                              b.getFloatAttr(tensor.getElementType(), 0.0)));
 }
 
-static LogicalResult differentiate(func::FuncOp func) {
+LogicalResult mlir::parc::appendGradients(func::FuncOp func) {
   FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
   if (failed(arguments))
     return failure();
@@ -122,7 +124,7 @@ namespace {
 struct AutodiffPass : public parc::impl::AutodiffPassBase<AutodiffPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func.isExternal() && failed(differentiate(func)))
+    if (!func.isExternal() && failed(appendGradients(func)))
       signalPassFailure();
   }
 };

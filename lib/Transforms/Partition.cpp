@@ -40,6 +40,8 @@ private:
   IRMapping mapping;
   /// The layout of each global value's local counterpart.
   llvm::DenseMap<Value, TensorSharding> layouts;
+  /// Local values already resharded, by global value and layout.
+  llvm::DenseMap<std::pair<Value, Attribute>, Value> resharded;
 };
 
 } // namespace
@@ -51,9 +53,18 @@ static TensorSharding replicatedFor(Value value) {
 
 FailureOr<Value> Partitioner::localOperand(Location loc, Value global,
                                            const TensorSharding &to) {
-  return reshard(builder, loc, mesh, mapping.lookup(global),
-                 cast<RankedTensorType>(global.getType()), layouts.at(global),
-                 to);
+  // Uses that want the same layout share one resharding.
+  auto key = std::make_pair(
+      global, Attribute(to.toAttr(builder.getContext(),
+                                  FlatSymbolRefAttr::get(mesh.getSymNameAttr()))));
+  if (Value cached = resharded.lookup(key))
+    return cached;
+  FailureOr<Value> local =
+      reshard(builder, loc, mesh, mapping.lookup(global),
+              cast<RankedTensorType>(global.getType()), layouts.at(global), to);
+  if (succeeded(local))
+    resharded[key] = *local;
+  return local;
 }
 
 /// Parallel factors come from the recorded result layouts; factors only the

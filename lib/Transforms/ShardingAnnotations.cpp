@@ -33,6 +33,15 @@ TensorSharding mlir::parc::getResultSharding(func::FuncOp func,
   if (auto attr = func.getResultAttrOfType<dist::ShardingAttr>(
           index, dist::DistDialect::kShardingAttrName))
     return TensorSharding::fromAttr(attr);
+  // A result named like an argument is that argument's next value (a train
+  // step's parameters and optimizer state): it keeps the argument's layout.
+  if (auto name = func.getResultAttrOfType<StringAttr>(index, "parc.name"))
+    for (BlockArgument argument : func.getArguments())
+      if (func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                            "parc.name") == name)
+        if (std::optional<TensorSharding> layout =
+                getRecordedSharding(argument))
+          return *layout;
   return TensorSharding::replicated(
       cast<ShapedType>(func.getResultTypes()[index]).getRank());
 }

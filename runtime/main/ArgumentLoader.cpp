@@ -23,6 +23,8 @@ static const char *roleName(ArgumentRole role) {
     return "param";
   case ArgumentRole::Label:
     return "label";
+  case ArgumentRole::OptState:
+    return "optstate";
   }
   return "argument";
 }

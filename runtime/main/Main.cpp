@@ -145,7 +145,10 @@ bool loadArguments(const Program &program, const MeshInfo &mesh,
                    std::string *error) {
   for (const ProgramArgument &argument : program.arguments) {
     const TensorFile &file =
-        argument.role == ArgumentRole::Param ? weights : inputs;
+        argument.role == ArgumentRole::Param ||
+                argument.role == ArgumentRole::OptState
+            ? weights
+            : inputs;
     std::vector<double> values;
     if (!argumentValues(argument, mesh, file.reader ? &file : nullptr, seed,
                         values, error))

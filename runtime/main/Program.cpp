@@ -216,8 +216,10 @@ static void readArgument(FieldReader &reader, const json &entry,
       argument.role = ArgumentRole::Param;
     else if (name == "label")
       argument.role = ArgumentRole::Label;
+    else if (name == "optstate")
+      argument.role = ArgumentRole::OptState;
     else
-      reader.fail(path + ".role", "expected input, param or label");
+      reader.fail(path + ".role", "expected input, param, label or optstate");
   }
   auto init = entry.find("init");
   if (init != entry.end() && !init->is_null()) {

@@ -34,7 +34,9 @@ struct BoundaryTensor {
   int64_t globalElements() const;
 };
 
-enum class ArgumentRole { Input, Param, Label };
+/// Params and optimizer state (optstate) come from --weights; inputs and
+/// labels from --inputs.
+enum class ArgumentRole { Input, Param, Label, OptState };
 
 struct ProgramArgument : BoundaryTensor {
   ArgumentRole role = ArgumentRole::Input;

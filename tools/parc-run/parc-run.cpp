@@ -61,6 +61,12 @@ static cl::opt<bool> simulateRanks(
              "process with exact collectives; arguments are sliced from the "
              "global tensors and results assembled back"),
     cl::cat(category));
+static cl::opt<unsigned> steps(
+    "steps",
+    cl::desc("Run the function this many times; results named like "
+             "arguments (a train step's parameters and optimizer state) feed "
+             "the next step"),
+    cl::init(1), cl::cat(category));
 static cl::opt<std::string> precision("precision",
                                       cl::desc("f32 (default) or f64"),
                                       cl::init("f32"),
@@ -216,7 +222,8 @@ int main(int argc, char **argv) {
 
   llvm::StringMap<interp::Tensor> given;
   if (failed(loadTensors(weightsFile, "--weights", *arguments,
-                         {ArgumentRole::Param}, given)) ||
+                         {ArgumentRole::Param, ArgumentRole::OptState},
+                         given)) ||
       failed(loadTensors(inputsFile, "--inputs", *arguments,
                          {ArgumentRole::Input, ArgumentRole::Label}, given)))
     return 1;
@@ -227,13 +234,32 @@ int main(int argc, char **argv) {
 
   interp::Precision mode =
       precision == "f64" ? interp::Precision::F64 : interp::Precision::F32;
-  FailureOr<SmallVector<interp::Tensor>> results =
-      mesh ? runOnMesh(func, *mesh, *values, mode)
-           : interp::evaluateFunction(func, *values, mode);
-  if (failed(results))
-    return 1;
-
   SmallVector<std::string> names = getResultNames(func);
+  // A result named like an argument is that argument in the next step
+  // (the parameters and optimizer state of a train step).
+  SmallVector<std::optional<unsigned>> feedsBack;
+  for (const std::string &name : names) {
+    const ModelArgument *argument = llvm::find_if(
+        *arguments, [&](const ModelArgument &a) { return a.name == name; });
+    feedsBack.push_back(argument != arguments->end()
+                            ? std::optional<unsigned>(argument->index)
+                            : std::nullopt);
+  }
+  FailureOr<SmallVector<interp::Tensor>> results;
+  for (unsigned step = 1; step <= steps; ++step) {
+    results = mesh ? runOnMesh(func, *mesh, *values, mode)
+                   : interp::evaluateFunction(func, *values, mode);
+    if (failed(results))
+      return 1;
+    for (auto [index, tensor] : llvm::enumerate(*results)) {
+      if (feedsBack[index])
+        (*values)[*feedsBack[index]] = tensor;
+      else if (steps > 1 && tensor.getRank() == 0)
+        llvm::outs() << "step " << step << ": " << names[index] << " = "
+                     << llvm::format("%.6g", tensor.values[0]) << "\n";
+    }
+  }
+
   SmallVector<Type> elementTypes;
   for (auto [name, type, tensor] :
        llvm::zip_equal(names, func.getResultTypes(), *results)) {

@@ -212,3 +212,12 @@ LogicalResult CrossEntropyGradOp::inferReturnTypes(
 int64_t CrossEntropyGradOp::getFlopCount() {
   return 6 * numElements(getLogits().getType());
 }
+
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+// Two moment updates, the bias corrections, the square root and the step.
+int64_t AdamWUpdateOp::getFlopCount() { return 12 * numElements(getType(0)); }
+
+int64_t SgdUpdateOp::getFlopCount() { return 4 * numElements(getType(0)); }

@@ -16,6 +16,8 @@ StringRef mlir::parc::stringifyArgumentRole(ArgumentRole role) {
     return "input";
   case ArgumentRole::Label:
     return "label";
+  case ArgumentRole::OptState:
+    return "optstate";
   }
   llvm_unreachable("unknown argument role");
 }
@@ -25,6 +27,7 @@ static std::optional<ArgumentRole> symbolizeArgumentRole(StringRef role) {
       .Case("param", ArgumentRole::Param)
       .Case("input", ArgumentRole::Input)
       .Case("label", ArgumentRole::Label)
+      .Case("optstate", ArgumentRole::OptState)
       .Default(std::nullopt);
 }
 
@@ -59,12 +62,12 @@ mlir::parc::readModelArguments(func::FuncOp func) {
     if (!role)
       return diag() << "needs a string attribute '"
                     << ParcDialect::kRoleAttrName
-                    << "' (param, input or label)";
+                    << "' (param, input, label or optstate)";
     std::optional<ArgumentRole> parsedRole =
         symbolizeArgumentRole(role.getValue());
     if (!parsedRole)
       return diag() << "has unknown role '" << role.getValue()
-                    << "'; expected param, input or label";
+                    << "'; expected param, input, label or optstate";
     auto name =
         func.getArgAttrOfType<StringAttr>(index, ParcDialect::kNameAttrName);
     if (!name || name.getValue().empty())

@@ -22,7 +22,9 @@
 
 namespace mlir::parc {
 
-enum class ArgumentRole { Param, Input, Label };
+/// `optstate` arguments hold optimizer state (moments, step count): they
+/// persist across steps like parameters and travel in checkpoints.
+enum class ArgumentRole { Param, Input, Label, OptState };
 
 StringRef stringifyArgumentRole(ArgumentRole role);
 

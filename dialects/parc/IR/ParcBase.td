@@ -44,6 +44,10 @@ def Parc_SumsPartials : NativeOpTrait<"SumsPartials"> {
   let cppNamespace = "::mlir::parc";
 }
 
+// An f32 scalar such as an optimizer's step count.
+def Parc_ScalarF32 : 0DTensorOf<[F32]>, BuildableType<
+    "::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;
+
 def Parc_FloatElement : AnyTypeOf<[F32, BF16, F16]>;
 def Parc_IntElement : AnyTypeOf<[I32, I64]>;
 

@@ -442,4 +442,67 @@ def Parc_CrossEntropyGradOp : Parc_ShapedOp<"cross_entropy_grad"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+def Parc_AdamWUpdateOp : Parc_Op<"adamw_update", [
+    AllTypesMatch<["param", "grad", "first_moment", "second_moment",
+                   "new_param", "new_first_moment", "new_second_moment"]>,
+    Parc_ShardingRuleOpInterface,
+    DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
+  let summary = "one AdamW step: bias-corrected moments, decoupled decay";
+  let description = [{
+    With t = `step` (1 for the first update):
+      m' = beta1 m + (1 - beta1) g,   v' = beta2 v + (1 - beta2) g^2,
+      p' = p - lr (m' / (1 - beta1^t) / (sqrt(v' / (1 - beta2^t)) + eps)
+                   + weight_decay p).
+  }];
+  let arguments = (ins Parc_FloatTensor:$param, Parc_FloatTensor:$grad,
+                       Parc_FloatTensor:$first_moment,
+                       Parc_FloatTensor:$second_moment,
+                       Parc_ScalarF32:$step, F64Attr:$lr, F64Attr:$beta1,
+                       F64Attr:$beta2, F64Attr:$epsilon,
+                       F64Attr:$weight_decay);
+  let results = (outs Parc_FloatTensor:$new_param,
+                      Parc_FloatTensor:$new_first_moment,
+                      Parc_FloatTensor:$new_second_moment);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $first_moment `,` $second_moment `,` $step attr-dict
+    `:` type($param)
+  }];
+}
+
+def Parc_SgdUpdateOp : Parc_Op<"sgd_update", [
+    AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
+                   "new_momentum_buffer"]>,
+    Parc_ShardingRuleOpInterface,
+    DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
+  let summary = "one SGD step with momentum";
+  let description = [{
+    b' = momentum b + g,  p' = p - lr b' (momentum 0 is plain SGD).
+  }];
+  let arguments = (ins Parc_FloatTensor:$param, Parc_FloatTensor:$grad,
+                       Parc_FloatTensor:$momentum_buffer, F64Attr:$lr,
+                       F64Attr:$momentum);
+  let results = (outs Parc_FloatTensor:$new_param,
+                      Parc_FloatTensor:$new_momentum_buffer);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $momentum_buffer attr-dict `:` type($param)
+  }];
+}
+
+def Parc_ClipCoefficientOp : Parc_Op<"clip_coefficient", [
+    SameOperandsAndResultType, InferTypeOpInterface,
+    Parc_ShardingRuleOpInterface, Parc_FlopCountOpInterface]> {
+  let summary = "min(1, max_norm / (sqrt(sum of squares) + 1e-6))";
+  let description = [{
+    The factor that scales gradients whose global norm exceeds `max_norm`
+    down to it, from the sum of their squares.
+  }];
+  let arguments = (ins Parc_ScalarF32:$sum_of_squares, F64Attr:$max_norm);
+  let results = (outs Parc_ScalarF32:$result);
+  let assemblyFormat = "$sum_of_squares attr-dict `:` type($sum_of_squares)";
+}
+
 #endif // PARC_IR_PARCOPS_TD

@@ -48,6 +48,33 @@ def AutodiffPass : Pass<"parc-autodiff", "::mlir::func::FuncOp"> {
   }];
 }
 
+def MakeTrainStepPass : Pass<"parc-make-train-step", "::mlir::func::FuncOp"> {
+  let summary = "Turns a loss function into one optimizer step";
+  let description = [{
+    train_step(params, optimizer state, batch) -> (loss, new params, new
+    state): gradients by --parc-autodiff, optional clipping by global norm,
+    and an AdamW or SGD update per parameter. The optimizer state becomes
+    `optstate` arguments (AdamW: `<param>.adam_m`, `<param>.adam_v`; SGD:
+    `<param>.momentum`; both: `optimizer.step`, the 1-based step count).
+    A result named like an argument is that argument's value for the next
+    step: runners feed it back, and checkpoints carry it.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "adamw or sgd">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "Learning rate">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"epsilon", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Decoupled weight decay (AdamW)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum">,
+    Option<"clip", "clip", "double", /*default=*/"0.0",
+           "Clip gradients to this global norm (0: no clipping)">
+  ];
+}
+
 def ApplyPlanPass : Pass<"parc-apply-plan", "::mlir::ModuleOp"> {
   let summary = "Attaches the mesh and shardings of a plan file";
   let description = [{

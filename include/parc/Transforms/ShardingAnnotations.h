@@ -22,8 +22,9 @@ inline constexpr llvm::StringLiteral kFuncMeshAttrName = "dist.mesh";
 /// nullopt when none is.
 std::optional<TensorSharding> getRecordedSharding(Value value);
 
-/// The sharding a function result is required to have: its `dist.sharding`
-/// or, without one, replicated.
+/// The sharding a function result is required to have: its `dist.sharding`;
+/// else, for a result named like an argument, that argument's; else
+/// replicated.
 TensorSharding getResultSharding(func::FuncOp func, unsigned index);
 
 } // namespace mlir::parc

@@ -79,7 +79,7 @@ TEST(ProgramTest, ReportsTheOffendingField) {
                 .find("results[0]: bytes [1022, 1026) lie outside the arena"),
             std::string::npos);
   EXPECT_NE(parseError(edited("\"role\":\"input\"", "\"role\":\"weight\""))
-                .find("arguments[0].role: expected input, param or label"),
+                .find("arguments[0].role: expected input, param, label or optstate"),
             std::string::npos);
   EXPECT_NE(parseError(edited("\"dtype\":\"F32\"", "\"dtype\":\"F64\""))
                 .find("arguments[0].dtype"),
