@@ -139,6 +139,81 @@ static LogicalResult appendAttributes(AttentionOp op, ArrayRef<StringRef>,
   return success();
 }
 
+static LogicalResult appendAttributes(SliceGradOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  llvm::append_range(ints, op.getOffsets());
+  llvm::append_range(ints, op.getStrides());
+  return success();
+}
+
+static LogicalResult appendAttributes(ActivationGradOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  // parcrt.h numbers the kinds as ActivationKind does.
+  ints.push_back(static_cast<int64_t>(op.getActivation()));
+  return success();
+}
+
+static LogicalResult appendAttributes(SoftmaxGradOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  ints.push_back(op.getAxis());
+  return success();
+}
+
+static LogicalResult appendAttributes(LayerNormGradOp op, ArrayRef<StringRef>,
+                                      Ints &, Floats &floats) {
+  floats.push_back(op.getEpsilon().convertToDouble());
+  return success();
+}
+
+static LogicalResult appendAttributes(RmsNormGradOp op, ArrayRef<StringRef>,
+                                      Ints &, Floats &floats) {
+  floats.push_back(op.getEpsilon().convertToDouble());
+  return success();
+}
+
+static LogicalResult appendAttributes(EmbeddingGradOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  ints.push_back(op.getShard() != nullptr);
+  return success();
+}
+
+static LogicalResult appendAttributes(AttentionGradOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &floats) {
+  ints.push_back(op.getCausal());
+  floats.push_back(op.getScale().convertToDouble());
+  return success();
+}
+
+static LogicalResult appendAttributes(CrossEntropyGradOp op,
+                                      ArrayRef<StringRef>, Ints &ints,
+                                      Floats &) {
+  ints.push_back(op.getCount());
+  return success();
+}
+
+static LogicalResult appendAttributes(AdamWUpdateOp op, ArrayRef<StringRef>,
+                                      Ints &, Floats &floats) {
+  floats.append({op.getLr().convertToDouble(), op.getBeta1().convertToDouble(),
+                 op.getBeta2().convertToDouble(),
+                 op.getEpsilon().convertToDouble(),
+                 op.getWeightDecay().convertToDouble()});
+  return success();
+}
+
+static LogicalResult appendAttributes(SgdUpdateOp op, ArrayRef<StringRef>,
+                                      Ints &, Floats &floats) {
+  floats.append(
+      {op.getLr().convertToDouble(), op.getMomentum().convertToDouble()});
+  return success();
+}
+
+static LogicalResult appendAttributes(ClipCoefficientOp op,
+                                      ArrayRef<StringRef>, Ints &,
+                                      Floats &floats) {
+  floats.push_back(op.getMaxNorm().convertToDouble());
+  return success();
+}
+
 /// A collective's group: the number of axes, then their mesh positions.
 static LogicalResult appendGroup(Operation *op, ArrayAttr axes,
                                  ArrayRef<StringRef> meshAxes, Ints &ints) {
@@ -228,7 +303,11 @@ void mlir::parc::registerRuntimeCallModels(DialectRegistry &registry) {
            SigmoidOp, SiluOp, GeluOp, MatmulOp, SoftmaxOp, LayerNormOp,
            RmsNormOp, EmbeddingOp, TakeOp, ReshapeOp, TransposeOp,
            ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ConcatOp, SliceOp,
-           ConstantOp, AttentionOp, CrossEntropyOp>(context);
+           ConstantOp, AttentionOp, CrossEntropyOp, BroadcastToOp,
+           SliceGradOp, ActivationGradOp, SoftmaxGradOp, LayerNormGradOp,
+           RmsNormGradOp, EmbeddingGradOp, AttentionGradOp,
+           CrossEntropyGradOp, AdamWUpdateOp, SgdUpdateOp, ClipCoefficientOp>(
+        context);
   });
   registry.addExtension(+[](MLIRContext *context, dist::DistDialect *) {
     attach<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,

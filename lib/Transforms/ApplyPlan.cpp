@@ -117,8 +117,8 @@ LogicalResult ApplyPlanPass::apply() {
   return zero->get<int64_t>() == 1 ? shardOptimizerState(*meshOp) : success();
 }
 
-// ZeRO-1: every optimizer state tensor whose first dimension the dp axis
-// divides is split on it, parameters stay whole; the update then needs its
+// ZeRO-1: every optimizer state tensor is split over dp on its first
+// dimension that dp divides, parameters stay whole; the update then needs its
 // gradient only as this rank's shard (a reduce_scatter) and gathers the new
 // parameter.
 LogicalResult ApplyPlanPass::shardOptimizerState(dist::MeshOp mesh) {
@@ -139,11 +139,17 @@ LogicalResult ApplyPlanPass::shardOptimizerState(dist::MeshOp mesh) {
       SmallVector<Attribute> dims(type.getRank(), builder.getArrayAttr({}));
       // Parameters stay whole (ZeRO-1, not -3): pinning them keeps the
       // state's split from spreading to them.
-      if (role.getValue() == "optstate" && type.getRank() > 0 &&
-          type.getDimSize(0) % *dp == 0)
-        dims[0] = builder.getArrayAttr({builder.getStringAttr("dp")});
-      else if (role.getValue() != "param")
+      if (role.getValue() == "optstate") {
+        // The first dimension that dp divides holds the split.
+        auto dim = llvm::find_if(type.getShape(),
+                                 [&](int64_t size) { return size % *dp == 0; });
+        if (dim == type.getShape().end())
+          continue;
+        dims[dim - type.getShape().begin()] =
+            builder.getArrayAttr({builder.getStringAttr("dp")});
+      } else if (role.getValue() != "param") {
         continue;
+      }
       func.setArgAttr(index, dist::DistDialect::kPlanShardingAttrName,
                       dist::ShardingAttr::get(&getContext(), meshRef,
                                               builder.getArrayAttr(dims),

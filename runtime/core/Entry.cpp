@@ -2,12 +2,16 @@
 //
 // Each parcrt_* function decodes its static descriptors (parcrt.h) into
 // TensorRefs over the context's arena and forwards to the backend.
-// Collectives are bracketed by the watchdog.
+// Collectives are bracketed by the watchdog; gradient and optimizer ops are
+// local computations and are not.
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/Context.h"
+#include "core/Fatal.h"
 
+#include <iterator>
+#include <string>
 #include <vector>
 
 using namespace parcrt;
@@ -15,6 +19,7 @@ using namespace parcrt;
 namespace {
 using Unary = Backend::Unary;
 using Reduce = Backend::Reduce;
+using Activation = Backend::Activation;
 
 TensorRef decode(parcrt_context *ctx, const int64_t *words) {
   TensorRef ref;
@@ -194,6 +199,74 @@ void parcrt_attention(parcrt_context *ctx, const int64_t *t,
 void parcrt_cross_entropy(parcrt_context *ctx, const int64_t *t,
                           const int64_t *, const double *) {
   ctx->backend->crossEntropy(decodeAll(ctx, t, 3).data());
+}
+
+void parcrt_broadcast_to(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                         const double *) {
+  ctx->backend->broadcastTo(decodeAll(ctx, t, 2).data());
+}
+void parcrt_slice_grad(parcrt_context *ctx, const int64_t *t,
+                       const int64_t *ints, const double *) {
+  // offsets and strides have one entry per dimension of the operand (and
+  // of the result: the same rank).
+  std::vector<TensorRef> refs = decodeAll(ctx, t, 2);
+  ctx->backend->sliceGrad(refs.data(), ints, ints + refs[0].rank);
+}
+void parcrt_activation_grad(parcrt_context *ctx, const int64_t *t,
+                            const int64_t *ints, const double *) {
+  static const Activation kinds[] = {Activation::Relu,    Activation::Sigmoid,
+                                     Activation::Silu,    Activation::Tanh,
+                                     Activation::GeluErf, Activation::GeluTanh};
+  if (ints[0] < 0 || ints[0] >= static_cast<int64_t>(std::size(kinds)))
+    fatal("activation_grad: unknown activation kind " +
+          std::to_string(ints[0]) + " (expected 0 to 5)");
+  ctx->backend->activationGrad(kinds[ints[0]], decodeAll(ctx, t, 3).data());
+}
+void parcrt_softmax_grad(parcrt_context *ctx, const int64_t *t,
+                         const int64_t *ints, const double *) {
+  ctx->backend->softmaxGrad(decodeAll(ctx, t, 3).data(), ints[0]);
+}
+void parcrt_layer_norm_grad(parcrt_context *ctx, const int64_t *t,
+                            const int64_t *, const double *floats) {
+  // x, gamma, g; dx, dgamma, dbeta.
+  ctx->backend->layerNormGrad(decodeAll(ctx, t, 6).data(), floats[0]);
+}
+void parcrt_rms_norm_grad(parcrt_context *ctx, const int64_t *t,
+                          const int64_t *, const double *floats) {
+  // x, gamma, g; dx, dgamma.
+  ctx->backend->rmsNormGrad(decodeAll(ctx, t, 5).data(), floats[0]);
+}
+void parcrt_embedding_grad(parcrt_context *ctx, const int64_t *t,
+                           const int64_t *ints, const double *) {
+  bool hasShard = ints[0] != 0;
+  ctx->backend->embeddingGrad(decodeAll(ctx, t, hasShard ? 4 : 3).data(),
+                              hasShard);
+}
+void parcrt_attention_grad(parcrt_context *ctx, const int64_t *t,
+                           const int64_t *ints, const double *floats) {
+  // q, k, v, g; dq, dk, dv.
+  ctx->backend->attentionGrad(decodeAll(ctx, t, 7).data(), ints[0] != 0,
+                              floats[0]);
+}
+void parcrt_cross_entropy_grad(parcrt_context *ctx, const int64_t *t,
+                               const int64_t *ints, const double *) {
+  ctx->backend->crossEntropyGrad(decodeAll(ctx, t, 4).data(), ints[0]);
+}
+
+void parcrt_adamw_update(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                         const double *floats) {
+  // param, grad, m, v, step; param', m', v'.
+  ctx->backend->adamwUpdate(decodeAll(ctx, t, 8).data(), floats[0], floats[1],
+                            floats[2], floats[3], floats[4]);
+}
+void parcrt_sgd_update(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                       const double *floats) {
+  // param, grad, buffer; param', buffer'.
+  ctx->backend->sgdUpdate(decodeAll(ctx, t, 5).data(), floats[0], floats[1]);
+}
+void parcrt_clip_coefficient(parcrt_context *ctx, const int64_t *t,
+                             const int64_t *, const double *floats) {
+  ctx->backend->clipCoefficient(decodeAll(ctx, t, 2).data(), floats[0]);
 }
 
 void parcrt_all_reduce(parcrt_context *ctx, const int64_t *t,

@@ -81,6 +81,43 @@ public:
     cpu::constant(result, values, numValues);
   }
 
+  void broadcastTo(const TensorRef *t) override { cpu::broadcastTo(t); }
+  void sliceGrad(const TensorRef *t, const int64_t *offsets,
+                 const int64_t *strides) override {
+    cpu::sliceGrad(t, offsets, strides);
+  }
+  void activationGrad(Activation kind, const TensorRef *t) override {
+    cpu::activationGrad(kind, t);
+  }
+  void softmaxGrad(const TensorRef *t, int64_t axis) override {
+    cpu::softmaxGrad(t, axis);
+  }
+  void layerNormGrad(const TensorRef *t, double epsilon) override {
+    cpu::layerNormGrad(t, epsilon);
+  }
+  void rmsNormGrad(const TensorRef *t, double epsilon) override {
+    cpu::rmsNormGrad(t, epsilon);
+  }
+  void embeddingGrad(const TensorRef *t, bool hasShard) override {
+    cpu::embeddingGrad(t, hasShard);
+  }
+  void attentionGrad(const TensorRef *t, bool causal, double scale) override {
+    cpu::attentionGrad(t, causal, scale);
+  }
+  void crossEntropyGrad(const TensorRef *t, int64_t count) override {
+    cpu::crossEntropyGrad(t, count);
+  }
+  void adamwUpdate(const TensorRef *t, double lr, double beta1, double beta2,
+                   double epsilon, double weightDecay) override {
+    cpu::adamwUpdate(t, lr, beta1, beta2, epsilon, weightDecay);
+  }
+  void sgdUpdate(const TensorRef *t, double lr, double momentum) override {
+    cpu::sgdUpdate(t, lr, momentum);
+  }
+  void clipCoefficient(const TensorRef *t, double maxNorm) override {
+    cpu::clipCoefficient(t, maxNorm);
+  }
+
   void allReduce(const std::vector<int> &axes, bool max,
                  const TensorRef *t) override {
     collectives.allReduce(axes, max, t);

@@ -47,6 +47,25 @@ void reduce(Backend::Reduce op, const TensorRef *t, const int64_t *axes,
 
 void crossEntropy(const TensorRef *t);
 
+// Gradients (GradientKernels.cpp): broadcast_to and slice_grad move any
+// dtype; the others compute in f32.
+void broadcastTo(const TensorRef *t);
+void sliceGrad(const TensorRef *t, const int64_t *offsets,
+               const int64_t *strides);
+void activationGrad(Backend::Activation kind, const TensorRef *t);
+void softmaxGrad(const TensorRef *t, int64_t axis);
+void layerNormGrad(const TensorRef *t, double epsilon);
+void rmsNormGrad(const TensorRef *t, double epsilon);
+void embeddingGrad(const TensorRef *t, bool hasShard);
+void attentionGrad(const TensorRef *t, bool causal, double scale);
+void crossEntropyGrad(const TensorRef *t, int64_t count);
+
+// Optimizers (OptimizerKernels.cpp).
+void adamwUpdate(const TensorRef *t, double lr, double beta1, double beta2,
+                 double epsilon, double weightDecay);
+void sgdUpdate(const TensorRef *t, double lr, double momentum);
+void clipCoefficient(const TensorRef *t, double maxNorm);
+
 } // namespace parcrt::cpu
 
 #endif // PARCRT_CPU_KERNELS_H

@@ -7,10 +7,10 @@
 //
 // Math is f32. Operands of dtype f16/bf16 are rejected by the math ops
 // with a clear message; layout ops (reshape, transpose, slice, concat,
-// constant, embedding, take) and collectives move any dtype. Ids, labels
-// and shard indices are i32 or i64; an id out of range (without a shard)
-// is reported by the next synchronize() or fromArena(), kernels being
-// asynchronous.
+// constant, embedding, take, broadcast_to, slice_grad) and collectives
+// move any dtype. Ids, labels and shard indices are i32 or i64; an id out
+// of range (without a shard) is reported by the next synchronize() or
+// fromArena(), kernels being asynchronous.
 //
 //===----------------------------------------------------------------------===//
 
@@ -144,6 +144,21 @@ public:
   void constant(const TensorRef &result, const double *values,
                 int64_t numValues) override;
 
+  void broadcastTo(const TensorRef *t) override;
+  void sliceGrad(const TensorRef *t, const int64_t *offsets,
+                 const int64_t *strides) override;
+  void activationGrad(Activation kind, const TensorRef *t) override;
+  void softmaxGrad(const TensorRef *t, int64_t axis) override;
+  void layerNormGrad(const TensorRef *t, double epsilon) override;
+  void rmsNormGrad(const TensorRef *t, double epsilon) override;
+  void embeddingGrad(const TensorRef *t, bool hasShard) override;
+  void attentionGrad(const TensorRef *t, bool causal, double scale) override;
+  void crossEntropyGrad(const TensorRef *t, int64_t count) override;
+  void adamwUpdate(const TensorRef *t, double lr, double beta1, double beta2,
+                   double epsilon, double weightDecay) override;
+  void sgdUpdate(const TensorRef *t, double lr, double momentum) override;
+  void clipCoefficient(const TensorRef *t, double maxNorm) override;
+
   void allReduce(const std::vector<int> &axes, bool max,
                  const TensorRef *t) override {
     comms->allReduce(axes, max, t);
@@ -276,6 +291,10 @@ void CudaBackend::checkIndexErrors() {
     fatal("take: an index is outside [0, classes)");
   if (found & kCrossEntropyLabelError)
     fatal("cross_entropy: a label is outside [0, classes)");
+  if (found & kEmbeddingGradIdError)
+    fatal("embedding_grad: an id is outside the table's rows");
+  if (found & kCrossEntropyGradLabelError)
+    fatal("cross_entropy_grad: a label is outside [0, classes)");
 }
 
 //===----------------------------------------------------------------------===//
@@ -614,6 +633,170 @@ void CudaBackend::constant(const TensorRef &result, const double *values,
   check(
       launchFill(result.data, result.dtype, count, cached.device, 0.0, stream),
       "constant kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients and optimizers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// fatal() unless `a` and `b` have the same number of elements.
+void requireSameCount(const char *op, const char *what, const TensorRef &a,
+                      const TensorRef &b) {
+  if (a.numElements() != b.numElements())
+    fatal("%s: %s: %lld elements, expected %lld", op, what,
+          static_cast<long long>(b.numElements()),
+          static_cast<long long>(a.numElements()));
+}
+} // namespace
+
+void CudaBackend::broadcastTo(const TensorRef *t) {
+  if (t[0].dtype != t[1].dtype)
+    fatal("broadcast_to: dtypes differ");
+  if (t[0].rank > t[1].rank)
+    fatal("broadcast_to: the operand has a higher rank than the result");
+  int offset = t[1].rank - t[0].rank;
+  for (int d = 0; d < t[0].rank; ++d)
+    if (t[0].shape[d] != 1 && t[0].shape[d] != t[1].shape[offset + d])
+      fatal("broadcast_to: operand dimension %d (%lld) does not broadcast to "
+            "%lld",
+            d, static_cast<long long>(t[0].shape[d]),
+            static_cast<long long>(t[1].shape[offset + d]));
+  check(launchBroadcastTo(t, stream), "broadcast_to kernel");
+}
+
+void CudaBackend::sliceGrad(const TensorRef *t, const int64_t *offsets,
+                            const int64_t *strides) {
+  if (t[0].dtype != t[1].dtype)
+    fatal("slice_grad: dtypes differ");
+  if (t[0].rank != t[1].rank)
+    fatal("slice_grad: operand rank %d, result rank %d", t[0].rank,
+          t[1].rank);
+  for (int d = 0; d < t[0].rank; ++d)
+    if (t[0].shape[d] > 0 &&
+        (offsets[d] < 0 || strides[d] < 1 ||
+         offsets[d] + (t[0].shape[d] - 1) * strides[d] >= t[1].shape[d]))
+      fatal("slice_grad: dimension %d leaves the result", d);
+  check(launchSliceGrad(t, offsets, strides, stream), "slice_grad kernel");
+}
+
+void CudaBackend::activationGrad(Activation kind, const TensorRef *t) {
+  requireF32("activation_grad", t, 3);
+  requireSameCount("activation_grad", "g", t[0], t[1]);
+  requireSameCount("activation_grad", "result", t[0], t[2]);
+  check(launchActivationGrad(kind, t, stream), "activation_grad kernel");
+}
+
+void CudaBackend::softmaxGrad(const TensorRef *t, int64_t axis) {
+  requireF32("softmax_grad", t, 3);
+  if (axis < 0)
+    axis += t[0].rank;
+  if (axis < 0 || axis >= t[0].rank)
+    fatal("softmax_grad: axis %lld out of range", static_cast<long long>(axis));
+  requireSameCount("softmax_grad", "g", t[0], t[1]);
+  requireSameCount("softmax_grad", "result", t[0], t[2]);
+  check(launchSoftmaxGrad(t, axis, stream), "softmax_grad kernel");
+}
+
+void CudaBackend::layerNormGrad(const TensorRef *t, double epsilon) {
+  requireF32("layer_norm_grad", t, 6);
+  if (t[0].rank < 1)
+    fatal("layer_norm_grad: x must have rank >= 1");
+  int64_t features = t[0].shape[t[0].rank - 1];
+  int64_t rows = features ? t[0].numElements() / features : 0;
+  for (int i : {1, 4, 5})
+    if (t[i].numElements() != features)
+      fatal("layer_norm_grad: tensor %d must hold %lld elements", i,
+            static_cast<long long>(features));
+  float *stats = static_cast<float *>(
+      scratch.get(std::max<int64_t>(2 * rows, 1) * sizeof(float)));
+  check(launchLayerNormGrad(t, epsilon, stats, stream),
+        "layer_norm_grad kernel");
+}
+
+void CudaBackend::rmsNormGrad(const TensorRef *t, double epsilon) {
+  requireF32("rms_norm_grad", t, 5);
+  if (t[0].rank < 1)
+    fatal("rms_norm_grad: x must have rank >= 1");
+  int64_t features = t[0].shape[t[0].rank - 1];
+  int64_t rows = features ? t[0].numElements() / features : 0;
+  for (int i : {1, 4})
+    if (t[i].numElements() != features)
+      fatal("rms_norm_grad: tensor %d must hold %lld elements", i,
+            static_cast<long long>(features));
+  float *stats = static_cast<float *>(
+      scratch.get(std::max<int64_t>(2 * rows, 1) * sizeof(float)));
+  check(launchRmsNormGrad(t, epsilon, stats, stream), "rms_norm_grad kernel");
+}
+
+void CudaBackend::embeddingGrad(const TensorRef *t, bool hasShard) {
+  const TensorRef &table = t[hasShard ? 3 : 2];
+  requireIndices("embedding_grad", "ids", t[0]);
+  if (hasShard)
+    requireIndices("embedding_grad", "shard index", t[2]);
+  requireF32("embedding_grad", &t[1], 1);
+  requireF32("embedding_grad", &table, 1);
+  if (table.rank != 2)
+    fatal("embedding_grad: the result must have rank 2");
+  if (t[1].numElements() != t[0].numElements() * table.shape[1])
+    fatal("embedding_grad: g must hold one row of %lld per id",
+          static_cast<long long>(table.shape[1]));
+  check(launchEmbeddingGrad(t, hasShard, errors, stream),
+        "embedding_grad kernel");
+}
+
+void CudaBackend::attentionGrad(const TensorRef *t, bool causal,
+                                double scale) {
+  requireF32("attention_grad", t, 7);
+  for (int i = 0; i < 7; ++i)
+    if (t[i].rank != 4)
+      fatal("attention_grad: tensor %d must have rank 4 ([B, H, S, D])", i);
+  int64_t rows = t[0].shape[0] * t[0].shape[1] * t[0].shape[2];
+  float *stats = static_cast<float *>(
+      scratch.get(std::max<int64_t>(3 * rows, 1) * sizeof(float)));
+  check(launchAttentionGrad(t, causal, scale, stats, stream),
+        "attention_grad kernel");
+}
+
+void CudaBackend::crossEntropyGrad(const TensorRef *t, int64_t count) {
+  requireF32("cross_entropy_grad", t, 1);
+  requireIndices("cross_entropy_grad", "labels", t[1]);
+  requireF32("cross_entropy_grad", &t[2], 2);
+  if (t[2].numElements() != 1)
+    fatal("cross_entropy_grad: g must be a scalar");
+  requireSameCount("cross_entropy_grad", "result", t[0], t[3]);
+  if (t[0].rank < 1)
+    fatal("cross_entropy_grad: logits must have rank >= 1");
+  if (t[1].numElements() * t[0].shape[t[0].rank - 1] != t[0].numElements())
+    fatal("cross_entropy_grad: labels must have one element per row");
+  check(launchCrossEntropyGrad(t, count, errors, stream),
+        "cross_entropy_grad kernel");
+}
+
+void CudaBackend::adamwUpdate(const TensorRef *t, double lr, double beta1,
+                              double beta2, double epsilon,
+                              double weightDecay) {
+  requireF32("adamw_update", t, 8);
+  for (int i : {1, 2, 3, 5, 6, 7})
+    requireSameCount("adamw_update", "a state or result", t[0], t[i]);
+  if (t[4].numElements() != 1)
+    fatal("adamw_update: step must be a scalar");
+  check(launchAdamwUpdate(t, lr, beta1, beta2, epsilon, weightDecay, stream),
+        "adamw_update kernel");
+}
+
+void CudaBackend::sgdUpdate(const TensorRef *t, double lr, double momentum) {
+  requireF32("sgd_update", t, 5);
+  for (int i : {1, 2, 3, 4})
+    requireSameCount("sgd_update", "a state or result", t[0], t[i]);
+  check(launchSgdUpdate(t, lr, momentum, stream), "sgd_update kernel");
+}
+
+void CudaBackend::clipCoefficient(const TensorRef *t, double maxNorm) {
+  requireF32("clip_coefficient", t, 2);
+  if (t[0].numElements() != 1 || t[1].numElements() != 1)
+    fatal("clip_coefficient: operand and result must be scalars");
+  check(launchClipCoefficient(t, maxNorm, stream), "clip_coefficient kernel");
 }
 
 //===----------------------------------------------------------------------===//

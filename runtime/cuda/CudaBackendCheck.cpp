@@ -111,6 +111,14 @@ HostTensor i32(Shape shape, const std::vector<int64_t> &values) {
   return t;
 }
 
+HostTensor f32Values(Shape shape, const std::vector<float> &values) {
+  HostTensor t{PARCRT_F32, std::move(shape), {}};
+  t.bytes.resize(t.count() * 4);
+  for (int64_t i = 0; i < t.count(); ++i)
+    std::memcpy(&t.bytes[i * 4], &values[i % values.size()], 4);
+  return t;
+}
+
 /// Buffers of one backend for one case, released at the end.
 class Buffers {
 public:
@@ -526,6 +534,262 @@ void checkLayout(Backend &cuda, Backend &cpu) {
   }
 }
 
+/// The gradient and optimizer ops. An op with several results runs once
+/// per result, each run comparing one of them.
+void checkGradients(Backend &cuda, Backend &cpu) {
+  {
+    struct BroadcastCase {
+      const char *name;
+      Shape input, result;
+    };
+    const BroadcastCase broadcastCases[] = {
+        {"column", {3, 1}, {2, 3, 4}},
+        {"row", {4}, {2, 3, 4}},
+        {"middle", {2, 1, 4}, {2, 3, 4}},
+        {"scalar", {}, {3, 2}},
+        {"same", {2, 3}, {2, 3}},
+    };
+    for (const BroadcastCase &c : broadcastCases) {
+      HostTensor in = f32(c.input);
+      compare(std::string("broadcast_to ") + c.name, cuda, cpu,
+              [&](Backend &b, Buffers &m) {
+                TensorRef t[] = {m.input(in), m.output(PARCRT_F32, c.result)};
+                b.broadcastTo(t);
+                return m.read(t[1]);
+              });
+    }
+    HostTensor ids = i64({3, 1}, {4, -7, 1 << 20});
+    compare("broadcast_to i64", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(ids), m.output(PARCRT_I64, {2, 3, 4})};
+      b.broadcastTo(t);
+      return m.read(t[1]);
+    });
+  }
+
+  {
+    HostTensor in = f32({2, 3, 3});
+    const int64_t offsets[] = {1, 0, 2}, strides[] = {2, 2, 1};
+    compare("slice_grad strided", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(in), m.output(PARCRT_F32, {5, 6, 7})};
+      b.sliceGrad(t, offsets, strides);
+      return m.read(t[1]);
+    });
+    HostTensor whole = f32({5, 6});
+    const int64_t zero[] = {0, 0}, one[] = {1, 1};
+    compare("slice_grad whole", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(whole), m.output(PARCRT_F32, {5, 6})};
+      b.sliceGrad(t, zero, one);
+      return m.read(t[1]);
+    });
+  }
+
+  const std::pair<Backend::Activation, const char *> activations[] = {
+      {Backend::Activation::Relu, "relu"},
+      {Backend::Activation::Sigmoid, "sigmoid"},
+      {Backend::Activation::Silu, "silu"},
+      {Backend::Activation::Tanh, "tanh"},
+      {Backend::Activation::GeluErf, "gelu"},
+      {Backend::Activation::GeluTanh, "gelu-tanh"},
+  };
+  for (auto [kind, name] : activations) {
+    HostTensor x = f32({3, 7}, -3.0f, 3.0f), g = f32({3, 7});
+    compare(std::string("activation_grad ") + name, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(x), m.input(g),
+                               m.output(PARCRT_F32, {3, 7})};
+              b.activationGrad(kind, t);
+              return m.read(t[2]);
+            });
+  }
+
+  for (int64_t axis : {0, 1, 2}) {
+    HostTensor y = f32({3, 4, 5}, 0.0f, 1.0f), g = f32({3, 4, 5});
+    compare("softmax_grad axis " + std::to_string(axis), cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(y), m.input(g),
+                               m.output(PARCRT_F32, {3, 4, 5})};
+              b.softmaxGrad(t, axis);
+              return m.read(t[2]);
+            });
+  }
+  {
+    HostTensor y = f32({2, 1000}, 0.0f, 0.01f), g = f32({2, 1000});
+    compare("softmax_grad long rows", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(y), m.input(g),
+                       m.output(PARCRT_F32, {2, 1000})};
+      b.softmaxGrad(t, 1);
+      return m.read(t[2]);
+    });
+  }
+
+  for (int64_t features : {8, 600}) {
+    Shape shape = {2, 3, features};
+    HostTensor x = f32(shape, -2.0f, 3.0f), gamma = f32({features}),
+               g = f32(shape);
+    std::string suffix = " features " + std::to_string(features);
+    const char *layerResults[] = {"dx", "dgamma", "dbeta"};
+    for (int r = 0; r < 3; ++r)
+      compare(std::string("layer_norm_grad ") + layerResults[r] + suffix, cuda,
+              cpu, [&](Backend &b, Buffers &m) {
+                TensorRef t[] = {m.input(x),
+                                 m.input(gamma),
+                                 m.input(g),
+                                 m.output(PARCRT_F32, shape),
+                                 m.output(PARCRT_F32, {features}),
+                                 m.output(PARCRT_F32, {features})};
+                b.layerNormGrad(t, 1e-5);
+                return m.read(t[3 + r]);
+              });
+    const char *rmsResults[] = {"dx", "dgamma"};
+    for (int r = 0; r < 2; ++r)
+      compare(std::string("rms_norm_grad ") + rmsResults[r] + suffix, cuda,
+              cpu, [&](Backend &b, Buffers &m) {
+                TensorRef t[] = {m.input(x), m.input(gamma), m.input(g),
+                                 m.output(PARCRT_F32, shape),
+                                 m.output(PARCRT_F32, {features})};
+                b.rmsNormGrad(t, 1e-6);
+                return m.read(t[3 + r]);
+              });
+  }
+
+  // Embedding gradients: repeated ids accumulate, untouched rows are zero.
+  {
+    HostTensor g = f32({2, 3, 4});
+    HostTensor ids = i64({2, 3}, {0, 9, 3, 3, 7, 3});
+    compare("embedding_grad", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(ids), m.input(g),
+                       m.output(PARCRT_F32, {10, 4})};
+      b.embeddingGrad(t, false);
+      return m.read(t[2]);
+    });
+    HostTensor ids32 = i32({2, 3}, {0, 9, 3, 3, 7, 3});
+    compare("embedding_grad i32 ids", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(ids32), m.input(g),
+                       m.output(PARCRT_F32, {10, 4})};
+      b.embeddingGrad(t, false);
+      return m.read(t[2]);
+    });
+    HostTensor globalIds = i64({2, 3}, {0, 19, 13, 13, 7, 25});
+    HostTensor shard = i64({}, {1});
+    compare("embedding_grad sharded", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(globalIds), m.input(g), m.input(shard),
+                       m.output(PARCRT_F32, {10, 4})};
+      b.embeddingGrad(t, true);
+      return m.read(t[3]);
+    });
+  }
+
+  // Attention gradients: as for attention, plus more queries than one
+  // thread block covers.
+  struct AttentionCase {
+    const char *name;
+    int64_t batch, heads, queries, keys, headDim, valueDim;
+  };
+  const AttentionCase attentionCases[] = {
+      {"square", 2, 2, 4, 4, 8, 8},
+      {"decode", 1, 2, 3, 7, 4, 6},
+      {"more-queries", 1, 1, 5, 3, 4, 4},
+      {"long", 1, 2, 7, 300, 16, 200},
+      {"many-queries", 1, 1, 200, 150, 8, 140},
+  };
+  for (const AttentionCase &c : attentionCases)
+    for (bool causal : {false, true}) {
+      Shape qShape = {c.batch, c.heads, c.queries, c.headDim};
+      Shape kShape = {c.batch, c.heads, c.keys, c.headDim};
+      Shape vShape = {c.batch, c.heads, c.keys, c.valueDim};
+      Shape gShape = {c.batch, c.heads, c.queries, c.valueDim};
+      HostTensor q = f32(qShape), k = f32(kShape), v = f32(vShape),
+                 g = f32(gShape);
+      double scale = 1.0 / std::sqrt(static_cast<double>(c.headDim));
+      const char *results[] = {"dq", "dk", "dv"};
+      for (int r = 0; r < 3; ++r)
+        compare(std::string("attention_grad ") + results[r] + " " + c.name +
+                    (causal ? " causal" : ""),
+                cuda, cpu, [&](Backend &b, Buffers &m) {
+                  TensorRef t[] = {m.input(q),
+                                   m.input(k),
+                                   m.input(v),
+                                   m.input(g),
+                                   m.output(PARCRT_F32, qShape),
+                                   m.output(PARCRT_F32, kShape),
+                                   m.output(PARCRT_F32, vShape)};
+                  b.attentionGrad(t, causal, scale);
+                  return m.read(t[4 + r]);
+                });
+    }
+
+  {
+    HostTensor logits = f32({2, 3, 7}, -3.0f, 3.0f);
+    HostTensor labels = i64({2, 3}, {0, 6, 2, 5, 1, 3});
+    HostTensor labels32 = i32({2, 3}, {0, 6, 2, 5, 1, 3});
+    HostTensor g = f32Values({}, {1.75f});
+    compare("cross_entropy_grad", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(logits), m.input(labels), m.input(g),
+                       m.output(PARCRT_F32, {2, 3, 7})};
+      b.crossEntropyGrad(t, 6);
+      return m.read(t[3]);
+    });
+    compare("cross_entropy_grad i32 labels", cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(logits), m.input(labels32), m.input(g),
+                               m.output(PARCRT_F32, {2, 3, 7})};
+              b.crossEntropyGrad(t, 24);
+              return m.read(t[3]);
+            });
+    HostTensor wide = f32({5, 3000}, -3.0f, 3.0f);
+    HostTensor wideLabels = i64({5}, {0, 2999, 17, 1500, 4});
+    compare("cross_entropy_grad wide", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(wide), m.input(wideLabels), m.input(g),
+                       m.output(PARCRT_F32, {5, 3000})};
+      b.crossEntropyGrad(t, 5);
+      return m.read(t[3]);
+    });
+  }
+
+  {
+    Shape shape = {3, 5};
+    HostTensor param = f32(shape), grad = f32(shape), mState = f32(shape),
+               vState = f32(shape, 0.0f, 0.5f);
+    HostTensor step = f32Values({}, {3.0f});
+    const char *results[] = {"param", "m", "v"};
+    for (int r = 0; r < 3; ++r)
+      compare(std::string("adamw_update ") + results[r], cuda, cpu,
+              [&](Backend &b, Buffers &m) {
+                TensorRef t[] = {m.input(param),
+                                 m.input(grad),
+                                 m.input(mState),
+                                 m.input(vState),
+                                 m.input(step),
+                                 m.output(PARCRT_F32, shape),
+                                 m.output(PARCRT_F32, shape),
+                                 m.output(PARCRT_F32, shape)};
+                b.adamwUpdate(t, 1e-3, 0.9, 0.999, 1e-8, 0.01);
+                return m.read(t[5 + r]);
+              });
+    HostTensor buffer = f32(shape);
+    const char *sgdResults[] = {"param", "buffer"};
+    for (int r = 0; r < 2; ++r)
+      compare(std::string("sgd_update ") + sgdResults[r], cuda, cpu,
+              [&](Backend &b, Buffers &m) {
+                TensorRef t[] = {m.input(param), m.input(grad),
+                                 m.input(buffer), m.output(PARCRT_F32, shape),
+                                 m.output(PARCRT_F32, shape)};
+                b.sgdUpdate(t, 0.05, 0.9);
+                return m.read(t[3 + r]);
+              });
+  }
+
+  for (float sum : {6.25f, 0.01f, 0.0f}) {
+    HostTensor squares = f32Values({}, {sum});
+    compare("clip_coefficient sum " + std::to_string(sum), cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(squares), m.output(PARCRT_F32, {})};
+              b.clipCoefficient(t, 1.0);
+              return m.read(t[1]);
+            });
+  }
+}
+
 void checkCollectives(const std::string &prefix, Backend &cuda, Backend &cpu) {
   HostTensor x = f32({2, 3, 4});
   const std::vector<int> first = {0}, both = {0, 1};
@@ -598,6 +862,7 @@ int main(int argc, char **argv) {
       std::unique_ptr<Backend> cpu = createCpuBackend(mesh);
       checkCompute(*cuda, *cpu);
       checkLayout(*cuda, *cpu);
+      checkGradients(*cuda, *cpu);
       checkCollectives("", *cuda, *cpu);
       cuda.reset();
       // The same collectives through one-rank NCCL communicators.

@@ -530,6 +530,25 @@ struct Copy2DLaunch {
   }
 };
 
+template <typename T>
+__global__ void scatterKernel(T *dst, const T *src, int64_t n, IndexMap map,
+                              int64_t base) {
+  GRID_STRIDE_LOOP(i, n) { dst[base + map.offset(i)] = src[i]; }
+}
+
+struct ScatterLaunch {
+  void *dst;
+  const void *src;
+  const IndexMap &map;
+  int64_t base, n;
+  cudaStream_t stream;
+  template <typename T> cudaError_t operator()() const {
+    scatterKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+        static_cast<T *>(dst), static_cast<const T *>(src), n, map, base);
+    return cudaGetLastError();
+  }
+};
+
 /// dst[i] = src[base + map.offset(i)] for every element of map's shape.
 cudaError_t launchGather(void *dst, const void *src, size_t elementBytes,
                          const IndexMap &map, int64_t base,
@@ -818,6 +837,41 @@ cudaError_t parcrt::cuda::launchSlice(const TensorRef *t,
   }
   return launchGather(t[1].data, t[0].data, dtypeBytes(t[1].dtype), map, base,
                       stream);
+}
+
+cudaError_t parcrt::cuda::launchBroadcastTo(const TensorRef *t,
+                                            cudaStream_t stream) {
+  return launchGather(t[1].data, t[0].data, dtypeBytes(t[1].dtype),
+                      broadcastMap(t[0], t[1]), 0, stream);
+}
+
+cudaError_t parcrt::cuda::launchSliceGrad(const TensorRef *t,
+                                          const int64_t *offsets,
+                                          const int64_t *strides,
+                                          cudaStream_t stream) {
+  const TensorRef &in = t[0], &out = t[1];
+  size_t elementBytes = dtypeBytes(out.dtype);
+  int64_t total = countOf(out);
+  if (total == 0)
+    return cudaSuccess;
+  // Zero bytes are zero in every dtype.
+  cudaError_t status =
+      cudaMemsetAsync(out.data, 0, total * elementBytes, stream);
+  int64_t n = countOf(in);
+  if (status != cudaSuccess || n == 0)
+    return status;
+  int64_t outStrides[kMaxRank];
+  rowMajorStrides(out.rank, out.shape, outStrides);
+  IndexMap map;
+  map.rank = in.rank;
+  int64_t base = 0;
+  for (int d = 0; d < in.rank; ++d) {
+    map.shape[d] = in.shape[d];
+    map.strides[d] = strides[d] * outStrides[d];
+    base += offsets[d] * outStrides[d];
+  }
+  return dispatchBytes(elementBytes,
+                       ScatterLaunch{out.data, in.data, map, base, n, stream});
 }
 
 cudaError_t parcrt::cuda::launchCopy2D(void *dst, int64_t dstPitch,

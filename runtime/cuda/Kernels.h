@@ -46,6 +46,8 @@ enum : int {
   kEmbeddingIdError = 1,
   kTakeIndexError = 2,
   kCrossEntropyLabelError = 4,
+  kEmbeddingGradIdError = 8,
+  kCrossEntropyGradLabelError = 16,
 };
 
 /// t = {table [V, D], ids (i32/i64), [shard scalar (i32/i64)], result}, any
@@ -89,10 +91,61 @@ cudaError_t launchCopy2D(void *dst, int64_t dstPitch, const void *src,
 cudaError_t launchReduce(Backend::Reduce op, const TensorRef *t,
                          const int64_t *axes, int numAxes, cudaStream_t stream);
 
+/// numpy broadcast of t[0] to t[1]'s shape (any element size).
+cudaError_t launchBroadcastTo(const TensorRef *t, cudaStream_t stream);
+
+/// t[1] = zeros with t[1][offsets + i * strides] = t[0][i] (any element
+/// size).
+cudaError_t launchSliceGrad(const TensorRef *t, const int64_t *offsets,
+                            const int64_t *strides, cudaStream_t stream);
+
 /// Fills `count` elements of `dtype` at `dst` from `values` (device memory,
 /// `count` doubles) or, when `values` is null, with `splat`.
 cudaError_t launchFill(void *dst, parcrt_dtype dtype, int64_t count,
                        const double *values, double splat, cudaStream_t stream);
+
+//===----------------------------------------------------------------------===//
+// Gradients and optimizers (GradientKernels.cu), all f32 unless noted.
+//===----------------------------------------------------------------------===//
+
+/// t = {x, g, result}: g * f'(x).
+cudaError_t launchActivationGrad(Backend::Activation kind, const TensorRef *t,
+                                 cudaStream_t stream);
+/// t = {y, g, result}: y * (g - sum(g * y, axis)).
+cudaError_t launchSoftmaxGrad(const TensorRef *t, int64_t axis,
+                              cudaStream_t stream);
+/// t = {x, gamma, g, dx, dgamma, dbeta} over the last dimension; `scratch`
+/// holds at least two floats per row.
+cudaError_t launchLayerNormGrad(const TensorRef *t, double epsilon,
+                                float *scratch, cudaStream_t stream);
+/// t = {x, gamma, g, dx, dgamma}; `scratch` as for layer_norm_grad.
+cudaError_t launchRmsNormGrad(const TensorRef *t, double epsilon,
+                              float *scratch, cudaStream_t stream);
+/// t = {ids (i32/i64), g [ids.., D], [shard (i32/i64)], table grad [V, D]}:
+/// zeroes the result, then scatter-adds g's rows. Without a shard an id
+/// outside [0, V) sets kEmbeddingGradIdError; with one it is skipped.
+cudaError_t launchEmbeddingGrad(const TensorRef *t, bool hasShard, int *errors,
+                                cudaStream_t stream);
+/// t = {q [B,H,S,D], k [B,H,T,D], v [B,H,T,E], g [B,H,S,E], dq, dk, dv};
+/// `scratch` holds at least three floats per query row (B*H*S).
+cudaError_t launchAttentionGrad(const TensorRef *t, bool causal, double scale,
+                                float *scratch, cudaStream_t stream);
+/// t = {logits [S.., C], labels [S..] (i32/i64), g (scalar), result
+/// [S.., C]}: (softmax(logits) - onehot(labels)) * g / count. A label
+/// outside [0, C) gives a NaN row and sets kCrossEntropyGradLabelError.
+cudaError_t launchCrossEntropyGrad(const TensorRef *t, int64_t count,
+                                   int *errors, cudaStream_t stream);
+/// t = {param, grad, m, v, step (scalar, 1-based), param', m', v'}.
+cudaError_t launchAdamwUpdate(const TensorRef *t, double lr, double beta1,
+                              double beta2, double epsilon, double weightDecay,
+                              cudaStream_t stream);
+/// t = {param, grad, buffer, param', buffer'}.
+cudaError_t launchSgdUpdate(const TensorRef *t, double lr, double momentum,
+                            cudaStream_t stream);
+/// t = {sum of squares (scalar), result (scalar)}:
+/// min(1, maxNorm / (sqrt(sum) + 1e-6)).
+cudaError_t launchClipCoefficient(const TensorRef *t, double maxNorm,
+                                  cudaStream_t stream);
 
 } // namespace parcrt::cuda
 

@@ -2,13 +2,16 @@
 //
 // Linked with a generated object that defines parc_program_json and
 // parc_program_step. Every rank parses the same flags and program, loads its
-// slice of the arguments into the arena, runs the steps, and rank 0 prints
-// and writes the gathered results. Errors end every rank with exit code 1.
+// slice of the arguments into the arena, runs the steps (feeding results
+// named like arguments back into them: a training step's params and
+// optimizer state), and rank 0 prints and writes the gathered results.
+// Errors end every rank with exit code 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/Context.h"
 #include "main/ArgumentLoader.h"
+#include "main/Feedback.h"
 #include "main/Program.h"
 #include "main/ResultGather.h"
 #include "main/Values.h"
@@ -215,6 +218,12 @@ int run(int argc, char **argv, int rank, int size) {
     return 1;
   }
   MeshInfo mesh{program->axisNames, program->axisSizes, rank};
+  // Results named like arguments (updated params, optimizer state, the step
+  // counter) are the next step's arguments.
+  std::vector<Feedback> feedback;
+  if (!allSucceeded(findFeedback(*program, feedback, &error), error, rank,
+                    size))
+    return 1;
 
   std::unique_ptr<Backend> backend =
       options.backend == "cpu" ? createCpuBackend(mesh)
@@ -252,12 +261,18 @@ int run(int argc, char **argv, int rank, int size) {
     auto start = std::chrono::steady_clock::now();
     parc_program_step(&context);
     backend->synchronize();
+    if (!feedback.empty()) {
+      applyFeedback(*program, feedback, *backend, arena);
+      backend->synchronize();
+    }
     if (step > 1 || options.steps == 1)
       measuredSeconds += std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
-    for (const BoundaryTensor &result : program->results) {
-      if (!result.globalShape.empty())
+    // Scalars that feed back (a step counter) are state, not metrics.
+    for (size_t i = 0; i < program->results.size(); ++i) {
+      const BoundaryTensor &result = program->results[i];
+      if (!result.globalShape.empty() || feedsBack(feedback, i))
         continue;
       std::vector<double> value = gatherResult(result, mesh, *backend, arena);
       if (rank == 0)

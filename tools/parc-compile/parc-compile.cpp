@@ -197,6 +197,18 @@ int main(int argc, char **argv) {
   int64_t tensorBytes =
       func->getAttrOfType<IntegerAttr>(kTensorBytesAttrName).getInt();
   SmallVector<CollectiveRecord> collectives = collectCollectives(func);
+  // Bytes each rank holds for parameters and optimizer state (ZeRO divides
+  // the latter by the dp size).
+  int64_t paramBytes = 0, stateBytes = 0;
+  FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
+  if (failed(arguments))
+    return 1;
+  for (const ModelArgument &argument : *arguments) {
+    if (argument.role == ArgumentRole::Param)
+      paramBytes += getTensorBytes(argument.type);
+    if (argument.role == ArgumentRole::OptState)
+      stateBytes += getTensorBytes(argument.type);
+  }
 
   PassManager lowering(&context);
   lowering.addPass(createLowerToRuntimePass(
@@ -218,6 +230,8 @@ int main(int argc, char **argv) {
                                                tensorBytes
                                          : 0.0)
      << "%)\n";
+  os << "parameter bytes per rank: " << paramBytes << "\n";
+  os << "optimizer state bytes per rank: " << stateBytes << "\n";
   os << "collectives per step:\n";
   CommunicationTotals all;
   for (const CollectiveRecord &record : collectives)

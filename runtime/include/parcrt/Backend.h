@@ -97,6 +97,24 @@ public:
   virtual void constant(const TensorRef &result, const double *values,
                         int64_t numValues) = 0;
 
+  // Gradients and optimizers (parcrt.h lists operands and results). A
+  // backend that lacks one ends the run with a message naming it.
+  virtual void broadcastTo(const TensorRef *t);
+  virtual void sliceGrad(const TensorRef *t, const int64_t *offsets,
+                         const int64_t *strides);
+  enum class Activation { Relu, Sigmoid, Silu, Tanh, GeluErf, GeluTanh };
+  virtual void activationGrad(Activation kind, const TensorRef *t);
+  virtual void softmaxGrad(const TensorRef *t, int64_t axis);
+  virtual void layerNormGrad(const TensorRef *t, double epsilon);
+  virtual void rmsNormGrad(const TensorRef *t, double epsilon);
+  virtual void embeddingGrad(const TensorRef *t, bool hasShard);
+  virtual void attentionGrad(const TensorRef *t, bool causal, double scale);
+  virtual void crossEntropyGrad(const TensorRef *t, int64_t count);
+  virtual void adamwUpdate(const TensorRef *t, double lr, double beta1,
+                           double beta2, double epsilon, double weightDecay);
+  virtual void sgdUpdate(const TensorRef *t, double lr, double momentum);
+  virtual void clipCoefficient(const TensorRef *t, double maxNorm);
+
   // Collectives over the group of mesh axes `axes`.
   virtual void allReduce(const std::vector<int> &axes, bool max,
                          const TensorRef *t) = 0;

@@ -111,6 +111,45 @@ void parcrt_attention(parcrt_context *, const int64_t *, const int64_t *, const 
 /* operands: logits [S.., C], labels [S..]; result: scalar mean loss. */
 void parcrt_cross_entropy(parcrt_context *, const int64_t *, const int64_t *, const double *);
 
+/* Gradients (emitted by autodiff).
+   broadcast_to: numpy broadcast of operand 0 to the result's shape.
+   slice_grad: zeros of the result's shape with operand 0 placed at
+     offsets[i] + j * strides[i]. ints: [offsets_0..rank-1, strides_0..rank-1]
+   activation_grad: operands x, g; result g * f'(x).
+     ints: [kind (0 relu, 1 sigmoid, 2 silu, 3 tanh, 4 gelu erf, 5 gelu tanh)]
+   softmax_grad: operands y (the softmax), g; y * (g - sum(g * y, axis)).
+     ints: [axis]
+   layer_norm_grad: operands x, gamma, g; results dx, dgamma, dbeta.
+     floats: [epsilon]
+   rms_norm_grad: operands x, gamma, g; results dx, dgamma. floats: [epsilon]
+   embedding_grad: operands ids, g, optional shard; result: the table's
+     gradient (scatter-add; with a shard, ids outside the block are skipped).
+     ints: [has_shard]
+   attention_grad: operands q, k, v, g; results dq, dk, dv. ints: [causal].
+     floats: [scale]
+   cross_entropy_grad: operands logits, labels, g (scalar); result
+     (softmax(logits) - onehot(labels)) * g / count. ints: [count] */
+void parcrt_broadcast_to(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_slice_grad(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_activation_grad(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_softmax_grad(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_layer_norm_grad(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_rms_norm_grad(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_embedding_grad(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_attention_grad(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_cross_entropy_grad(parcrt_context *, const int64_t *, const int64_t *, const double *);
+
+/* Optimizers.
+   adamw_update: operands param, grad, m, v, step (f32 scalar, 1-based);
+     results param', m', v'. floats: [lr, beta1, beta2, epsilon, weight_decay]
+   sgd_update: operands param, grad, buffer; results param', buffer'.
+     floats: [lr, momentum]
+   clip_coefficient: operand sum of squares (scalar); result
+     min(1, max_norm / (sqrt(sum) + 1e-6)). floats: [max_norm] */
+void parcrt_adamw_update(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_sgd_update(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_clip_coefficient(parcrt_context *, const int64_t *, const int64_t *, const double *);
+
 /* Collectives. ints start with the group (count, axis positions...).
    all_reduce ints: [group..., kind (0 = sum, 1 = max)]
    all_gather, reduce_scatter, all_slice ints: [group..., dim]

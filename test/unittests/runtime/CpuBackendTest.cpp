@@ -335,6 +335,364 @@ TEST_F(CpuBackendTest, AllSliceAndAxisIndexOnASingleRank) {
   expectNear(index.values(), {0});
 }
 
+//===----------------------------------------------------------------------===//
+// Gradients and optimizers
+//===----------------------------------------------------------------------===//
+
+/// Central finite difference of `f` at `x` (f is computed in double).
+template <typename Fn> double numericDerivative(Fn f, double x) {
+  double h = 1e-5;
+  return (f(x + h) - f(x - h)) / (2 * h);
+}
+
+TEST_F(CpuBackendTest, BroadcastToRepeatsAlongNewAndUnitDims) {
+  HostTensor row({3}, {1, 2, 3}), column({2, 1}, {10, 20}), a({2, 3}),
+      b({2, 2, 3});
+  backend->broadcastTo(refs({&row, &a}).data());
+  backend->broadcastTo(refs({&column, &b}).data());
+  expectNear(a.values(), {1, 2, 3, 1, 2, 3});
+  expectNear(b.values(), {10, 10, 10, 20, 20, 20, 10, 10, 10, 20, 20, 20});
+  // Data movement: any dtype.
+  HostTensor ids({1}, {7}, PARCRT_I64), many({3}, {}, PARCRT_I64);
+  backend->broadcastTo(refs({&ids, &many}).data());
+  expectNear(many.values(), {7, 7, 7});
+}
+
+TEST_F(CpuBackendTest, SliceGradPlacesTheGradientIntoZeros) {
+  HostTensor g({3}, {1, 2, 3}), out({7}, {9, 9, 9, 9, 9, 9, 9});
+  int64_t offsets[] = {1}, strides[] = {2};
+  backend->sliceGrad(refs({&g, &out}).data(), offsets, strides);
+  expectNear(out.values(), {0, 1, 0, 2, 0, 3, 0});
+  // The inverse of StridedSlice's placement in two dimensions.
+  HostTensor g2({2, 1}, {5, 6}), out2({3, 2}, {9, 9, 9, 9, 9, 9});
+  int64_t offsets2[] = {1, 1}, strides2[] = {1, 1};
+  backend->sliceGrad(refs({&g2, &out2}).data(), offsets2, strides2);
+  expectNear(out2.values(), {0, 0, 0, 5, 0, 6});
+}
+
+TEST_F(CpuBackendTest, ActivationGradIsTheDerivativeTimesTheGradient) {
+  using Activation = Backend::Activation;
+  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  struct Case {
+    Activation kind;
+    double (*forward)(double);
+  } cases[] = {
+      {Activation::Relu, [](double v) { return v > 0 ? v : 0.0; }},
+      {Activation::Sigmoid, [](double v) { return 1 / (1 + std::exp(-v)); }},
+      {Activation::Silu, [](double v) { return v / (1 + std::exp(-v)); }},
+      {Activation::Tanh, [](double v) { return std::tanh(v); }},
+      {Activation::GeluErf,
+       [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }},
+      {Activation::GeluTanh,
+       [](double v) {
+         return 0.5 * v *
+                (1 +
+                 std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+       }},
+  };
+  for (const Case &c : cases) {
+    HostTensor x({3}, {0.5, -0.5, 2}), g({3}, {2, 1, -1}), out({3});
+    backend->activationGrad(c.kind, refs({&x, &g, &out}).data());
+    std::vector<double> expected;
+    for (double v : {0.5, -0.5, 2.0})
+      expected.push_back(numericDerivative(c.forward, v));
+    expected[0] *= 2;
+    expected[2] *= -1;
+    expectNear(out.values(), expected, 1e-6);
+  }
+  // Closed forms at x = 0.5 (g = 1).
+  double s = sigmoid(0.5), t = std::tanh(0.5);
+  double expected[] = {1, s * (1 - s), s + 0.5 * s * (1 - s), 1 - t * t,
+                       0.5 * (1 + std::erf(0.5 / std::sqrt(2.0))) +
+                           0.5 * std::exp(-0.125) / std::sqrt(2 * M_PI)};
+  for (int kind = 0; kind < 5; ++kind) {
+    HostTensor x({1}, {0.5}), g({1}, {1}), out({1});
+    backend->activationGrad(static_cast<Activation>(kind),
+                            refs({&x, &g, &out}).data());
+    expectNear(out.values(), {expected[kind]});
+  }
+}
+
+TEST_F(CpuBackendTest, SoftmaxGradAlongEitherAxis) {
+  HostTensor y({1, 3}, {0.2, 0.3, 0.5}), g({1, 3}, {1, 2, 3}), out({1, 3});
+  backend->softmaxGrad(refs({&y, &g, &out}).data(), 1);
+  // sum(g * y) = 2.3; the result sums to 0.
+  expectNear(out.values(), {0.2 * -1.3, 0.3 * -0.3, 0.5 * 0.7});
+  HostTensor y0({2, 2}, {0.25, 0.5, 0.75, 0.5}), g0({2, 2}, {1, 4, 3, 2}),
+      out0({2, 2});
+  backend->softmaxGrad(refs({&y0, &g0, &out0}).data(), 0);
+  // Column 0: dot 0.25 + 2.25 = 2.5; column 1: dot 2 + 1 = 3.
+  expectNear(out0.values(), {0.25 * -1.5, 0.5 * 1, 0.75 * 0.5, 0.5 * -1});
+}
+
+/// layer_norm of `x` (rows of `features`) in double.
+std::vector<double> layerNormReference(const std::vector<double> &x,
+                                       const std::vector<double> &gamma,
+                                       const std::vector<double> &beta,
+                                       double epsilon) {
+  size_t features = gamma.size();
+  std::vector<double> out(x.size());
+  for (size_t row = 0; row < x.size() / features; ++row) {
+    double mean = 0, variance = 0;
+    for (size_t n = 0; n < features; ++n)
+      mean += x[row * features + n] / features;
+    for (size_t n = 0; n < features; ++n)
+      variance += std::pow(x[row * features + n] - mean, 2) / features;
+    for (size_t n = 0; n < features; ++n)
+      out[row * features + n] = (x[row * features + n] - mean) /
+                                    std::sqrt(variance + epsilon) * gamma[n] +
+                                beta[n];
+  }
+  return out;
+}
+
+/// The gradient of sum(g * f(x)) with respect to x, by central differences.
+template <typename Fn>
+std::vector<double> numericGradient(Fn f, std::vector<double> x,
+                                    const std::vector<double> &g) {
+  std::vector<double> gradient(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    double saved = x[i], h = 1e-5;
+    auto loss = [&](double value) {
+      x[i] = value;
+      std::vector<double> y = f(x);
+      double total = 0;
+      for (size_t n = 0; n < y.size(); ++n)
+        total += g[n] * y[n];
+      return total;
+    };
+    gradient[i] = (loss(saved + h) - loss(saved - h)) / (2 * h);
+    x[i] = saved;
+  }
+  return gradient;
+}
+
+TEST_F(CpuBackendTest, LayerNormGradMatchesFiniteDifferences) {
+  std::vector<double> xs = {1, 2, 4, -1, 0.5, 3}, gammas = {1, 2, 0.5},
+                      betas = {0, 0, 0}, gs = {0.5, -1, 2, 1, 1, -0.5};
+  HostTensor x({2, 3}, xs), gamma({3}, gammas), g({2, 3}, gs), dx({2, 3}),
+      dgamma({3}), dbeta({3});
+  double epsilon = 1e-5;
+  backend->layerNormGrad(refs({&x, &gamma, &g, &dx, &dgamma, &dbeta}).data(),
+                         epsilon);
+  expectNear(dx.values(),
+             numericGradient(
+                 [&](const std::vector<double> &v) {
+                   return layerNormReference(v, gammas, betas, epsilon);
+                 },
+                 xs, gs),
+             1e-5);
+  // dgamma = sum over rows of g * xhat, dbeta = sum over rows of g.
+  std::vector<double> xhat = layerNormReference(xs, {1, 1, 1}, betas, epsilon);
+  expectNear(dgamma.values(), {gs[0] * xhat[0] + gs[3] * xhat[3],
+                               gs[1] * xhat[1] + gs[4] * xhat[4],
+                               gs[2] * xhat[2] + gs[5] * xhat[5]});
+  expectNear(dbeta.values(), {1.5, 0, 1.5});
+}
+
+TEST_F(CpuBackendTest, RmsNormGradMatchesFiniteDifferences) {
+  std::vector<double> xs = {3, 4, 1, -2}, gammas = {1, 2}, gs = {1, -0.5, 2, 1};
+  HostTensor x({2, 2}, xs), gamma({2}, gammas), g({2, 2}, gs), dx({2, 2}),
+      dgamma({2});
+  double epsilon = 1e-6;
+  backend->rmsNormGrad(refs({&x, &gamma, &g, &dx, &dgamma}).data(), epsilon);
+  auto rmsNorm = [&](const std::vector<double> &v) {
+    std::vector<double> out(v.size());
+    for (size_t row = 0; row < 2; ++row) {
+      double r = 1 / std::sqrt((v[2 * row] * v[2 * row] +
+                                v[2 * row + 1] * v[2 * row + 1]) /
+                                   2 +
+                               epsilon);
+      for (size_t n = 0; n < 2; ++n)
+        out[2 * row + n] = v[2 * row + n] * r * gammas[n];
+    }
+    return out;
+  };
+  expectNear(dx.values(), numericGradient(rmsNorm, xs, gs), 1e-5);
+  double r0 = 1 / std::sqrt(12.5 + epsilon), r1 = 1 / std::sqrt(2.5 + epsilon);
+  expectNear(dgamma.values(),
+             {1 * 3 * r0 + 2 * 1 * r1, -0.5 * 4 * r0 + 1 * -2 * r1});
+}
+
+TEST_F(CpuBackendTest, EmbeddingGradScatterAddsRepeatedIds) {
+  HostTensor ids({3}, {2, 0, 2}, PARCRT_I32), g({3, 2}, {1, 2, 3, 4, 5, 6}),
+      table({3, 2}, {9, 9, 9, 9, 9, 9});
+  backend->embeddingGrad(refs({&ids, &g, &table}).data(), false);
+  expectNear(table.values(), {3, 4, 0, 0, 6, 8});
+}
+
+TEST_F(CpuBackendTest, ShardedEmbeddingGradSkipsIdsOutsideItsBlock) {
+  // Block 1 of a 4-row vocabulary: rows 2 and 3.
+  HostTensor ids({2, 2}, {3, 0, 2, 3}, PARCRT_I64),
+      g({2, 2, 2}, {1, 2, 10, 20, 3, 4, 5, 6}), shard({}, {1}, PARCRT_I64),
+      table({2, 2}, {9, 9, 9, 9});
+  backend->embeddingGrad(refs({&ids, &g, &shard, &table}).data(), true);
+  expectNear(table.values(), {3, 4, 6, 8});
+}
+
+TEST_F(CpuBackendTest, EmbeddingGradRejectsAnIdOutsideTheTable) {
+  HostTensor ids({1}, {3}, PARCRT_I64), g({1, 2}), table({3, 2});
+  EXPECT_EXIT(backend->embeddingGrad(refs({&ids, &g, &table}).data(), false),
+              ::testing::ExitedWithCode(1),
+              "embedding_grad: ids element 0 is 3, outside the table's rows");
+}
+
+TEST_F(CpuBackendTest, CrossEntropyGradIsSoftmaxMinusOneHotOverCount) {
+  for (parcrt_dtype labelType : {PARCRT_I32, PARCRT_I64}) {
+    HostTensor logits({2, 3}, {0, 0, std::log(2.0), 1, 1, 1}),
+        labels({2}, {2, 0}, labelType), g({}, {2}), out({2, 3});
+    backend->crossEntropyGrad(refs({&logits, &labels, &g, &out}).data(), 4);
+    // softmax rows {1/4, 1/4, 1/2} and {1/3, 1/3, 1/3}; scale 2 / 4.
+    expectNear(out.values(), {0.125, 0.125, -0.25, -1.0 / 3, 1.0 / 6, 1.0 / 6});
+    std::vector<double> values = out.values();
+    EXPECT_NEAR(values[0] + values[1] + values[2], 0, 1e-7);
+    EXPECT_NEAR(values[3] + values[4] + values[5], 0, 1e-7);
+  }
+  HostTensor logits({1, 2}), labels({1}, {-1}, PARCRT_I32), g({}, {1}),
+      out({1, 2});
+  EXPECT_EXIT(
+      backend->crossEntropyGrad(refs({&logits, &labels, &g, &out}).data(), 1),
+      ::testing::ExitedWithCode(1), "labels element 0 is -1");
+}
+
+TEST_F(CpuBackendTest, AttentionGradWithOneKeyPassesTheGradientToV) {
+  // One key: the weight is 1 whatever the scores, so dv = g, dq = dk = 0.
+  HostTensor q({1, 1, 1, 2}, {0.3, -1}), k({1, 1, 1, 2}, {2, 0.5}),
+      v({1, 1, 1, 3}, {1, 2, 3}), g({1, 1, 1, 3}, {4, -5, 6}),
+      dq({1, 1, 1, 2}, {9, 9}), dk({1, 1, 1, 2}, {9, 9}), dv({1, 1, 1, 3});
+  backend->attentionGrad(refs({&q, &k, &v, &g, &dq, &dk, &dv}).data(), true,
+                         0.7);
+  expectNear(dv.values(), {4, -5, 6});
+  expectNear(dq.values(), {0, 0});
+  expectNear(dk.values(), {0, 0});
+}
+
+/// Attention over [1, 1, S, D] x [1, 1, T, D] x [1, 1, T, E] in double.
+std::vector<double> attentionReference(const std::vector<double> &q,
+                                       const std::vector<double> &k,
+                                       const std::vector<double> &v,
+                                       int64_t queries, int64_t keys,
+                                       int64_t headDim, int64_t valueDim,
+                                       bool causal, double scale) {
+  std::vector<double> out(queries * valueDim, 0.0);
+  for (int64_t i = 0; i < queries; ++i) {
+    int64_t visible =
+        causal ? std::max<int64_t>(0, std::min(keys, i + keys - queries + 1))
+               : keys;
+    std::vector<double> w(visible);
+    double total = 0;
+    for (int64_t j = 0; j < visible; ++j) {
+      double dot = 0;
+      for (int64_t d = 0; d < headDim; ++d)
+        dot += q[i * headDim + d] * k[j * headDim + d];
+      total += (w[j] = std::exp(scale * dot));
+    }
+    for (int64_t j = 0; j < visible; ++j)
+      for (int64_t e = 0; e < valueDim; ++e)
+        out[i * valueDim + e] += w[j] / total * v[j * valueDim + e];
+  }
+  return out;
+}
+
+TEST_F(CpuBackendTest, AttentionGradMatchesFiniteDifferences) {
+  std::vector<double> qs = {0.5, -1, 1, 0.25},
+                      ks = {1, 0.5, -0.5, 2, 0.3, -0.7},
+                      vs = {1, 2, -1, 0.5, 3, 1}, gs = {1, -2, 0.5, 1.5};
+  for (bool causal : {false, true}) {
+    HostTensor q({1, 1, 2, 2}, qs), k({1, 1, 3, 2}, ks), v({1, 1, 3, 2}, vs),
+        g({1, 1, 2, 2}, gs), dq({1, 1, 2, 2}), dk({1, 1, 3, 2}),
+        dv({1, 1, 3, 2});
+    double scale = 0.8;
+    backend->attentionGrad(refs({&q, &k, &v, &g, &dq, &dk, &dv}).data(), causal,
+                           scale);
+    auto with = [&](int which) {
+      return [&, which](const std::vector<double> &x) {
+        return attentionReference(which == 0 ? x : qs, which == 1 ? x : ks,
+                                  which == 2 ? x : vs, 2, 3, 2, 2, causal,
+                                  scale);
+      };
+    };
+    expectNear(dq.values(), numericGradient(with(0), qs, gs), 1e-5);
+    expectNear(dk.values(), numericGradient(with(1), ks, gs), 1e-5);
+    expectNear(dv.values(), numericGradient(with(2), vs, gs), 1e-5);
+  }
+}
+
+TEST_F(CpuBackendTest, CausalAttentionGradOfAQueryThatSeesNoKeyIsZero) {
+  // Two queries, one key, causal: query 0 sees nothing.
+  HostTensor q({1, 1, 2, 1}, {1, 2}), k({1, 1, 1, 1}, {3}),
+      v({1, 1, 1, 1}, {4}), g({1, 1, 2, 1}, {5, 6}), dq({1, 1, 2, 1}, {9, 9}),
+      dk({1, 1, 1, 1}), dv({1, 1, 1, 1});
+  backend->attentionGrad(refs({&q, &k, &v, &g, &dq, &dk, &dv}).data(), true,
+                         1.0);
+  expectNear(dq.values(), {0, 0});
+  expectNear(dv.values(), {6});
+}
+
+TEST_F(CpuBackendTest, AdamWStepsByTheFormula) {
+  double lr = 0.1, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, decay = 0.01;
+  HostTensor p({2}, {1, -2}), g({2}, {0.5, 0.25}), m({2}), v({2}),
+      step({}, {1}), p1({2}), m1({2}), v1({2});
+  backend->adamwUpdate(refs({&p, &g, &m, &v, &step, &p1, &m1, &v1}).data(), lr,
+                       beta1, beta2, eps, decay);
+  // Step 1: the corrected moments are g and g^2, so the update is
+  // lr * (sign(g) + decay * p) up to eps.
+  expectNear(m1.values(), {0.05, 0.025});
+  expectNear(v1.values(), {0.00025, 0.0000625});
+  expectNear(p1.values(), {1 - lr * (0.5 / (0.5 + eps) + decay * 1),
+                           -2 - lr * (0.25 / (0.25 + eps) + decay * -2)});
+  // Step 2 from the new state, in place (results over the operands).
+  HostTensor g2({2}, {-1, 0}), step2({}, {2});
+  std::vector<double> p1v = p1.values(), m1v = m1.values(), v1v = v1.values();
+  backend->adamwUpdate(refs({&p1, &g2, &m1, &v1, &step2, &p1, &m1, &v1}).data(),
+                       lr, beta1, beta2, eps, decay);
+  std::vector<double> expectedP, expectedM, expectedV;
+  for (int i = 0; i < 2; ++i) {
+    double gi = g2.values()[i];
+    double mi = beta1 * m1v[i] + (1 - beta1) * gi;
+    double vi = beta2 * v1v[i] + (1 - beta2) * gi * gi;
+    double mhat = mi / (1 - beta1 * beta1), vhat = vi / (1 - beta2 * beta2);
+    expectedM.push_back(mi);
+    expectedV.push_back(vi);
+    expectedP.push_back(p1v[i] -
+                        lr * (mhat / (std::sqrt(vhat) + eps) + decay * p1v[i]));
+  }
+  expectNear(p1.values(), expectedP);
+  expectNear(m1.values(), expectedM);
+  expectNear(v1.values(), expectedV, 1e-9);
+}
+
+TEST_F(CpuBackendTest, SgdWithMomentum) {
+  HostTensor p({2}, {1, 2}), g({2}, {0.5, -1}), b({2}, {0.2, 0}), p1({2}),
+      b1({2});
+  backend->sgdUpdate(refs({&p, &g, &b, &p1, &b1}).data(), 0.1, 0.9);
+  expectNear(b1.values(), {0.68, -1});
+  expectNear(p1.values(), {0.932, 2.1});
+  // momentum 0 is plain SGD.
+  backend->sgdUpdate(refs({&p, &g, &b, &p1, &b1}).data(), 0.1, 0.0);
+  expectNear(b1.values(), {0.5, -1});
+  expectNear(p1.values(), {0.95, 2.1});
+}
+
+TEST_F(CpuBackendTest, ClipCoefficient) {
+  HostTensor big({}, {16}), small({}, {0.25}), out({});
+  backend->clipCoefficient(refs({&big, &out}).data(), 1.0);
+  expectNear(out.values(), {1 / (4 + 1e-6)});
+  backend->clipCoefficient(refs({&small, &out}).data(), 1.0);
+  expectNear(out.values(), {1});
+}
+
+TEST_F(CpuBackendTest, GradientOpsRejectOtherDtypes) {
+  HostTensor x({2}, {1, 2}, PARCRT_I32), g({2}), out({2});
+  EXPECT_EXIT(backend->activationGrad(Backend::Activation::Relu,
+                                      refs({&x, &g, &out}).data()),
+              ::testing::ExitedWithCode(1),
+              "activation_grad: the cpu backend computes in f32 only.*i32");
+  HostTensor p({1}), state({1}, {}, PARCRT_I64);
+  EXPECT_EXIT(backend->sgdUpdate(refs({&p, &p, &state, &p, &p}).data(), 1, 0),
+              ::testing::ExitedWithCode(1), "sgd_update: .*tensor 2 .*i64");
+}
+
 /// Builds parcrt.h descriptors for tensors laid out one after another in an
 /// arena.
 struct Program {
@@ -390,6 +748,105 @@ TEST(EntryTest, DecodesDescriptorsAndAttributes) {
   double value[] = {0.25};
   parcrt_constant(&ctx, constant.descriptors.data(), one, value);
   EXPECT_EQ(constant.floats(splat, 3), (std::vector<float>{0.25, 0.25, 0.25}));
+}
+
+TEST(EntryTest, GradientAndOptimizerOpsTakeOperandsThenResults) {
+  MeshInfo mesh{{}, {}, 0};
+  std::unique_ptr<Backend> backend = createCpuBackend(mesh);
+  parcrt_context ctx;
+  ctx.backend = backend.get();
+  ctx.mesh = mesh;
+
+  // layer_norm_grad: x, gamma, g; dx, dgamma, dbeta. floats: [epsilon].
+  Program norm;
+  norm.add(HostTensor({2, 2}, {1, 3, 2, 6}));
+  norm.add(HostTensor({2}, {1, 1}));
+  norm.add(HostTensor({2, 2}, {1, 0, 0, 1}));
+  size_t dx = norm.add(HostTensor({2, 2}));
+  size_t dgamma = norm.add(HostTensor({2}));
+  size_t dbeta = norm.add(HostTensor({2}));
+  ctx.arena = norm.arena.data();
+  double epsilon[] = {0.0};
+  parcrt_layer_norm_grad(&ctx, norm.descriptors.data(), nullptr, epsilon);
+  // Both rows normalize to xhat = {-1, 1}: dgamma = sum g * xhat = {-1, 1},
+  // dbeta = sum g = {1, 1}. Each row of g is a constant plus a multiple of
+  // xhat, both of which layer_norm removes, so dx = 0.
+  EXPECT_EQ(norm.floats(dgamma, 2), (std::vector<float>{-1, 1}));
+  EXPECT_EQ(norm.floats(dbeta, 2), (std::vector<float>{1, 1}));
+  for (float value : norm.floats(dx, 4))
+    EXPECT_NEAR(value, 0, 1e-7);
+
+  // sgd_update: param, grad, buffer; param', buffer'. floats: [lr, momentum].
+  Program sgd;
+  sgd.add(HostTensor({1}, {1}));
+  sgd.add(HostTensor({1}, {2}));
+  sgd.add(HostTensor({1}, {1}));
+  size_t param = sgd.add(HostTensor({1}));
+  size_t buffer = sgd.add(HostTensor({1}));
+  ctx.arena = sgd.arena.data();
+  double sgdFloats[] = {0.5, 0.5};
+  parcrt_sgd_update(&ctx, sgd.descriptors.data(), nullptr, sgdFloats);
+  EXPECT_EQ(sgd.floats(buffer, 1), std::vector<float>{2.5});
+  EXPECT_EQ(sgd.floats(param, 1), std::vector<float>{-0.25});
+
+  // adamw_update: param, grad, m, v, step; param', m', v'.
+  Program adam;
+  adam.add(HostTensor({1}, {1}));
+  adam.add(HostTensor({1}, {2}));
+  adam.add(HostTensor({1}));
+  adam.add(HostTensor({1}));
+  adam.add(HostTensor({}, {1}));
+  size_t newParam = adam.add(HostTensor({1}));
+  size_t m = adam.add(HostTensor({1}));
+  size_t v = adam.add(HostTensor({1}));
+  ctx.arena = adam.arena.data();
+  double adamFloats[] = {0.5, 0.5, 0.75, 0.0, 0.0};
+  parcrt_adamw_update(&ctx, adam.descriptors.data(), nullptr, adamFloats);
+  EXPECT_EQ(adam.floats(m, 1), std::vector<float>{1});
+  EXPECT_EQ(adam.floats(v, 1), std::vector<float>{1});
+  EXPECT_EQ(adam.floats(newParam, 1), std::vector<float>{0.5});
+
+  // embedding_grad with a shard: ids, g, shard; table. ints: [has_shard].
+  Program embedding;
+  embedding.add(HostTensor({2}, {1, 2}, PARCRT_I64));
+  embedding.add(HostTensor({2, 1}, {3, 4}));
+  embedding.add(HostTensor({}, {1}, PARCRT_I32));
+  size_t table = embedding.add(HostTensor({2, 1}));
+  ctx.arena = embedding.arena.data();
+  int64_t hasShard[] = {1};
+  parcrt_embedding_grad(&ctx, embedding.descriptors.data(), hasShard, nullptr);
+  EXPECT_EQ(embedding.floats(table, 2), (std::vector<float>{4, 0}));
+
+  // slice_grad: ints [offsets.., strides..].
+  Program slice;
+  slice.add(HostTensor({2}, {1, 2}));
+  size_t placed = slice.add(HostTensor({4}));
+  ctx.arena = slice.arena.data();
+  int64_t offsetsStrides[] = {1, 2};
+  parcrt_slice_grad(&ctx, slice.descriptors.data(), offsetsStrides, nullptr);
+  EXPECT_EQ(slice.floats(placed, 4), (std::vector<float>{0, 1, 0, 2}));
+
+  // activation_grad: ints [kind]; an unknown kind ends the job.
+  Program activation;
+  activation.add(HostTensor({2}, {-1, 1}));
+  activation.add(HostTensor({2}, {3, 3}));
+  size_t grad = activation.add(HostTensor({2}));
+  ctx.arena = activation.arena.data();
+  int64_t relu[] = {0}, bogus[] = {6};
+  parcrt_activation_grad(&ctx, activation.descriptors.data(), relu, nullptr);
+  EXPECT_EQ(activation.floats(grad, 2), (std::vector<float>{0, 3}));
+  EXPECT_EXIT(parcrt_activation_grad(&ctx, activation.descriptors.data(), bogus,
+                                     nullptr),
+              ::testing::ExitedWithCode(1), "unknown activation kind 6");
+
+  // clip_coefficient: floats [max_norm].
+  Program clip;
+  clip.add(HostTensor({}, {100}));
+  size_t coefficient = clip.add(HostTensor({}));
+  ctx.arena = clip.arena.data();
+  double maxNorm[] = {5.0};
+  parcrt_clip_coefficient(&ctx, clip.descriptors.data(), nullptr, maxNorm);
+  EXPECT_NEAR(clip.floats(coefficient, 1)[0], 0.5, 1e-6);
 }
 
 TEST(MeshInfoTest, CoordinatesAreMixedRadixDigitsLastAxisMinor) {

@@ -1,6 +1,7 @@
 //===- LauncherTest.cpp - program description, layouts, argument loading --===//
 
 #include "main/ArgumentLoader.h"
+#include "main/Feedback.h"
 #include "main/Program.h"
 #include "main/ShardLayout.h"
 
@@ -8,6 +9,8 @@
 #include "parcrt/Safetensors.h"
 
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 using namespace parcrt;
 
@@ -190,6 +193,140 @@ TEST_F(ArgumentLoaderTest, ReadsItsBlockOfTheFullTensor) {
                        "has shape [4, 6]"),
             std::string::npos)
       << error;
+}
+
+// A train step on one rank: the updated param, its moment and the step
+// counter come back under their arguments' names; the loss does not.
+const char *const trainStep = R"({"version":1,"function":"train_step",
+  "mesh":{"axes":[],"sizes":[]},"arena_bytes":256,
+  "arguments":[
+    {"name":"w","role":"param","dtype":"F32","global_shape":[2],
+     "local_shape":[2],"sharding":[[]],"offset":0},
+    {"name":"w.adam_m","role":"optstate","dtype":"F32","global_shape":[2],
+     "local_shape":[2],"sharding":[[]],"offset":16},
+    {"name":"optimizer.step","role":"optstate","dtype":"F32",
+     "global_shape":[],"local_shape":[],"sharding":[],"offset":32},
+    {"name":"x","role":"input","dtype":"F32","global_shape":[2],
+     "local_shape":[2],"sharding":[[]],"offset":48}],
+  "results":[
+    {"name":"loss","dtype":"F32","global_shape":[],"local_shape":[],
+     "sharding":[],"offset":64},
+    {"name":"w","dtype":"F32","global_shape":[2],"local_shape":[2],
+     "sharding":[[]],"offset":80},
+    {"name":"w.adam_m","dtype":"F32","global_shape":[2],"local_shape":[2],
+     "sharding":[[]],"offset":96},
+    {"name":"optimizer.step","dtype":"F32","global_shape":[],
+     "local_shape":[],"sharding":[],"offset":112}]})";
+
+/// `trainStep` with the first occurrence of `from` after `after` replaced.
+std::string editedStep(const std::string &after, const std::string &from,
+                       const std::string &to) {
+  std::string text = trainStep;
+  size_t at = text.find(from, text.find(after));
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(FeedbackTest, ResultsNamedLikeArgumentsFeedThem) {
+  std::string error;
+  std::optional<Program> program = parseProgram(trainStep, &error);
+  ASSERT_TRUE(program.has_value()) << error;
+  std::vector<Feedback> feedback;
+  ASSERT_TRUE(findFeedback(*program, feedback, &error)) << error;
+  ASSERT_EQ(feedback.size(), 3u);
+  EXPECT_EQ(feedback[0].result, 1u);
+  EXPECT_EQ(feedback[0].argument, 0u);
+  EXPECT_EQ(feedback[1].result, 2u);
+  EXPECT_EQ(feedback[1].argument, 1u);
+  EXPECT_EQ(feedback[2].result, 3u);
+  EXPECT_EQ(feedback[2].argument, 2u);
+  // Only the loss is a metric to print per step.
+  EXPECT_FALSE(feedsBack(feedback, 0));
+  EXPECT_TRUE(feedsBack(feedback, 1));
+  EXPECT_TRUE(feedsBack(feedback, 3));
+
+  // A forward program feeds nothing back.
+  std::optional<Program> forward = parseProgram(mlp, &error);
+  ASSERT_TRUE(forward.has_value()) << error;
+  ASSERT_TRUE(findFeedback(*forward, feedback, &error));
+  EXPECT_TRUE(feedback.empty());
+}
+
+TEST(FeedbackTest, CopiesEachResultOverItsArgument) {
+  std::string error;
+  Program program = *parseProgram(trainStep, &error);
+  std::vector<Feedback> feedback;
+  ASSERT_TRUE(findFeedback(program, feedback, &error)) << error;
+  MeshInfo mesh{{}, {}, 0};
+  std::unique_ptr<Backend> backend = createCpuBackend(mesh);
+  auto *arena = static_cast<uint8_t *>(backend->allocate(program.arenaBytes));
+  auto put = [&](int64_t offset, std::vector<float> values) {
+    std::memcpy(arena + offset, values.data(), values.size() * sizeof(float));
+  };
+  auto get = [&](int64_t offset, size_t count) {
+    std::vector<float> values(count);
+    std::memcpy(values.data(), arena + offset, count * sizeof(float));
+    return values;
+  };
+  put(0, {1, 2});     // w
+  put(16, {0, 0});    // w.adam_m
+  put(32, {1});       // optimizer.step
+  put(48, {5, 6});    // x
+  put(64, {0.25});    // loss
+  put(80, {0.5, 1.5}); // w'
+  put(96, {0.1, 0.2}); // m'
+  put(112, {2});      // step'
+  applyFeedback(program, feedback, *backend, arena);
+  EXPECT_EQ(get(0, 2), (std::vector<float>{0.5, 1.5}));
+  EXPECT_EQ(get(16, 2), (std::vector<float>{0.1f, 0.2f}));
+  EXPECT_EQ(get(32, 1), std::vector<float>{2});
+  // Arguments that nothing feeds, and the results, are left alone.
+  EXPECT_EQ(get(48, 2), (std::vector<float>{5, 6}));
+  EXPECT_EQ(get(80, 2), (std::vector<float>{0.5, 1.5}));
+  backend->release(arena);
+}
+
+TEST(FeedbackTest, RejectsAResultThatCannotServeAsItsArgument) {
+  std::string error;
+  std::vector<Feedback> feedback;
+  // A different dtype (and so size).
+  Program program = *parseProgram(
+      editedStep("\"results\"", "\"name\":\"w\",\"dtype\":\"F32\"",
+                 "\"name\":\"w\",\"dtype\":\"I64\"")
+          .c_str(),
+      &error);
+  EXPECT_FALSE(findFeedback(program, feedback, &error));
+  EXPECT_NE(error.find("result 'w' feeds the argument of that name into the "
+                       "next step, but the result is tensor<2xi64> (local "
+                       "tensor<2xi64>) and the argument tensor<2xf32>"),
+            std::string::npos)
+      << error;
+  // A different shape.
+  std::optional<Program> reshaped = parseProgram(
+      editedStep("\"results\"",
+                 "\"name\":\"optimizer.step\",\"dtype\":\"F32\",\"global_shape\""
+                 ":[],\n     \"local_shape\":[],\"sharding\":[]",
+                 "\"name\":\"optimizer.step\",\"dtype\":\"F32\",\"global_shape\""
+                 ":[1],\n     \"local_shape\":[1],\"sharding\":[[]]")
+          .c_str(),
+      &error);
+  ASSERT_TRUE(reshaped.has_value()) << error;
+  EXPECT_FALSE(findFeedback(*reshaped, feedback, &error));
+  EXPECT_NE(error.find("result 'optimizer.step' feeds"), std::string::npos)
+      << error;
+  // Addends pending over an axis are not the argument's value.
+  Program partial;
+  partial.arguments.resize(1);
+  partial.arguments[0].name = "w";
+  partial.results.resize(1);
+  partial.results[0].name = "w";
+  partial.results[0].partial = {0};
+  EXPECT_FALSE(findFeedback(partial, feedback, &error));
+  EXPECT_NE(error.find("holds partial sums"), std::string::npos) << error;
+  partial.results[0].partial.clear();
+  partial.results[0].sharding = {{0}};
+  EXPECT_FALSE(findFeedback(partial, feedback, &error));
+  EXPECT_NE(error.find("sharded differently"), std::string::npos) << error;
 }
 
 } // namespace

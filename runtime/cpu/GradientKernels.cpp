@@ -1,0 +1,376 @@
+//===- GradientKernels.cpp - the vector-Jacobian products autodiff emits --===//
+//
+// Each kernel mirrors lib/Interp/GradientKernels.cpp: operands are read as
+// double, every sum (including the dgamma/dbeta, dk/dv and table-row sums
+// over rows, queries and positions) is accumulated in double in the
+// evaluator's order, and each result element is rounded once to f32.
+// broadcast_to and slice_grad only move elements and accept any dtype.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/Blocks.h"
+#include "cpu/Kernels.h"
+
+#include "core/Fatal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+using namespace parcrt;
+
+namespace {
+/// Calls `fn` with a value of the unsigned integer type as wide as `dtype`.
+template <typename Fn> void withElementType(parcrt_dtype dtype, Fn fn) {
+  switch (dtypeBytes(dtype)) {
+  case 2:
+    return fn(uint16_t());
+  case 4:
+    return fn(uint32_t());
+  default:
+    return fn(uint64_t());
+  }
+}
+
+const float *floats(const TensorRef &t) {
+  return static_cast<const float *>(t.data);
+}
+float *mutableFloats(const TensorRef &t) {
+  return static_cast<float *>(t.data);
+}
+
+/// Rounds `values` once to f32 into `out`.
+void store(const std::vector<double> &values, const TensorRef &out) {
+  float *to = mutableFloats(out);
+  for (size_t i = 0; i < values.size(); ++i)
+    to[i] = static_cast<float>(values[i]);
+}
+
+/// The size of the last dimension, and the rows before it.
+int64_t lastDim(const TensorRef &t) { return t.rank ? t.shape[t.rank - 1] : 1; }
+int64_t rowsOf(const TensorRef &t) {
+  int64_t features = lastDim(t);
+  return features ? t.numElements() / features : 0;
+}
+} // namespace
+
+void cpu::broadcastTo(const TensorRef *t) {
+  const TensorRef &in = t[0], &out = t[1];
+  if (in.dtype != out.dtype)
+    fatal(std::string("broadcast_to: the operand is ") + dtypeName(in.dtype) +
+          " but the result is " + dtypeName(out.dtype));
+  // Strides of the operand in the result's index space: right-aligned, 0
+  // where the operand's dimension is 1 (or missing).
+  std::vector<int64_t> own = rowMajorStrides(in);
+  std::vector<int64_t> strides(out.rank, 0);
+  int offset = out.rank - in.rank;
+  for (int dim = 0; dim < in.rank; ++dim)
+    if (in.shape[dim] != 1)
+      strides[offset + dim] = own[dim];
+  withElementType(in.dtype, [&](auto element) {
+    using T = decltype(element);
+    const auto *from = static_cast<const T *>(in.data);
+    auto *to = static_cast<T *>(out.data);
+    forEachIndex(out.shape, out.rank,
+                 [&](const int64_t *index, int64_t linear) {
+                   int64_t source = 0;
+                   for (int dim = 0; dim < out.rank; ++dim)
+                     source += index[dim] * strides[dim];
+                   to[linear] = from[source];
+                 });
+  });
+}
+
+void cpu::sliceGrad(const TensorRef *t, const int64_t *offsets,
+                    const int64_t *strides) {
+  const TensorRef &in = t[0], &out = t[1];
+  if (in.dtype != out.dtype)
+    fatal(std::string("slice_grad: the operand is ") + dtypeName(in.dtype) +
+          " but the result is " + dtypeName(out.dtype));
+  std::vector<int64_t> outStrides = rowMajorStrides(out);
+  int64_t base = 0;
+  std::vector<int64_t> steps(in.rank);
+  for (int dim = 0; dim < in.rank; ++dim) {
+    base += offsets[dim] * outStrides[dim];
+    steps[dim] = strides[dim] * outStrides[dim];
+  }
+  // All-zero bytes are 0 in every dtype.
+  std::memset(out.data, 0, out.bytes());
+  withElementType(in.dtype, [&](auto element) {
+    using T = decltype(element);
+    const auto *from = static_cast<const T *>(in.data);
+    auto *to = static_cast<T *>(out.data);
+    forEachIndex(in.shape, in.rank, [&](const int64_t *index, int64_t linear) {
+      int64_t target = base;
+      for (int dim = 0; dim < in.rank; ++dim)
+        target += index[dim] * steps[dim];
+      to[target] = from[linear];
+    });
+  });
+}
+
+/// d/dx of each activation, as the reference evaluator computes it.
+static double derivative(Backend::Activation kind, double x) {
+  using Activation = Backend::Activation;
+  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  switch (kind) {
+  case Activation::Relu:
+    return x > 0 ? 1.0 : 0.0;
+  case Activation::Sigmoid:
+    return sigmoid(x) * (1 - sigmoid(x));
+  case Activation::Silu:
+    return sigmoid(x) * (1 + x * (1 - sigmoid(x)));
+  case Activation::Tanh:
+    return 1 - std::tanh(x) * std::tanh(x);
+  case Activation::GeluErf: {
+    double cdf = 0.5 * (1 + std::erf(x / std::sqrt(2.0)));
+    double pdf = std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
+    return cdf + x * pdf;
+  }
+  case Activation::GeluTanh: {
+    double c = std::sqrt(2.0 / M_PI);
+    double inner = c * (x + 0.044715 * x * x * x);
+    double t = std::tanh(inner);
+    return 0.5 * (1 + t) +
+           0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x);
+  }
+  }
+  return 0;
+}
+
+void cpu::activationGrad(Backend::Activation kind, const TensorRef *t) {
+  requireF32("activation_grad", t, 3);
+  const float *x = floats(t[0]), *g = floats(t[1]);
+  float *out = mutableFloats(t[2]);
+  int64_t count = t[2].numElements();
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = static_cast<float>(double(g[i]) * derivative(kind, x[i]));
+}
+
+void cpu::softmaxGrad(const TensorRef *t, int64_t axis) {
+  requireF32("softmax_grad", t, 3);
+  const float *y = floats(t[0]), *g = floats(t[1]);
+  float *out = mutableFloats(t[2]);
+  int64_t length = t[0].shape[axis];
+  int64_t inner = innerBytes(t[0], axis) / sizeof(float);
+  int64_t outer = outerCount(t[0], axis);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t base = o * length * inner + i;
+      double dot = 0;
+      for (int64_t n = 0; n < length; ++n)
+        dot += double(y[base + n * inner]) * g[base + n * inner];
+      for (int64_t n = 0; n < length; ++n) {
+        int64_t at = base + n * inner;
+        out[at] = static_cast<float>(double(y[at]) * (double(g[at]) - dot));
+      }
+    }
+}
+
+void cpu::layerNormGrad(const TensorRef *t, double epsilon) {
+  requireF32("layer_norm_grad", t, 6);
+  const float *x = floats(t[0]), *gamma = floats(t[1]), *g = floats(t[2]);
+  float *dx = mutableFloats(t[3]);
+  int64_t features = lastDim(t[0]), rows = rowsOf(t[0]);
+  std::vector<double> xhat(features), dxhat(features), dgamma(features, 0.0),
+      dbeta(features, 0.0);
+  for (int64_t row = 0; row < rows; ++row) {
+    const float *in = x + row * features;
+    const float *grad = g + row * features;
+    double mean = 0, variance = 0;
+    for (int64_t n = 0; n < features; ++n)
+      mean += in[n];
+    mean /= features;
+    for (int64_t n = 0; n < features; ++n)
+      variance += (in[n] - mean) * (in[n] - mean);
+    variance /= features;
+    double rstd = 1.0 / std::sqrt(variance + epsilon);
+    double meanDxhat = 0, meanDxhatXhat = 0;
+    for (int64_t n = 0; n < features; ++n) {
+      xhat[n] = (in[n] - mean) * rstd;
+      dxhat[n] = double(grad[n]) * gamma[n];
+      dgamma[n] += grad[n] * xhat[n];
+      dbeta[n] += grad[n];
+      meanDxhat += dxhat[n];
+      meanDxhatXhat += dxhat[n] * xhat[n];
+    }
+    meanDxhat /= features;
+    meanDxhatXhat /= features;
+    for (int64_t n = 0; n < features; ++n)
+      dx[row * features + n] = static_cast<float>(
+          rstd * (dxhat[n] - meanDxhat - xhat[n] * meanDxhatXhat));
+  }
+  store(dgamma, t[4]);
+  store(dbeta, t[5]);
+}
+
+void cpu::rmsNormGrad(const TensorRef *t, double epsilon) {
+  requireF32("rms_norm_grad", t, 5);
+  const float *x = floats(t[0]), *gamma = floats(t[1]), *g = floats(t[2]);
+  float *dx = mutableFloats(t[3]);
+  int64_t features = lastDim(t[0]), rows = rowsOf(t[0]);
+  std::vector<double> dgamma(features, 0.0), rowDx(features);
+  for (int64_t row = 0; row < rows; ++row) {
+    const float *in = x + row * features;
+    const float *grad = g + row * features;
+    double meanSquare = 0, dot = 0;
+    for (int64_t n = 0; n < features; ++n) {
+      meanSquare += double(in[n]) * in[n];
+      dot += double(grad[n]) * gamma[n] * in[n];
+    }
+    meanSquare /= features;
+    double r = 1.0 / std::sqrt(meanSquare + epsilon);
+    for (int64_t n = 0; n < features; ++n) {
+      dgamma[n] += double(grad[n]) * in[n] * r;
+      rowDx[n] = r * grad[n] * gamma[n] - in[n] * r * r * r * dot / features;
+    }
+    // Written after the row is read, so dx may share memory with g or x.
+    for (int64_t n = 0; n < features; ++n)
+      dx[row * features + n] = static_cast<float>(rowDx[n]);
+  }
+  store(dgamma, t[4]);
+}
+
+void cpu::embeddingGrad(const TensorRef *t, bool hasShard) {
+  const TensorRef &ids = t[0], &g = t[1], &table = t[hasShard ? 3 : 2];
+  requireInteger("embedding_grad", "ids", ids);
+  requireF32("embedding_grad", t + 1, 1);
+  requireF32("embedding_grad", &table, 1);
+  int64_t vocab = table.shape[0], dim = table.rank > 1 ? table.shape[1] : 1;
+  int64_t offset = 0;
+  if (hasShard) {
+    requireInteger("embedding_grad", "the shard index", t[2]);
+    offset = integerAt(t[2], 0) * vocab;
+  }
+  // Positions grouped by row, in position order within a row (a stable
+  // sort): each row's elements are summed in double in the evaluator's
+  // order without a double copy of the whole table.
+  int64_t count = ids.numElements();
+  std::vector<int64_t> rowOf(count), order;
+  order.reserve(count);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t id = integerAt(ids, n) - offset;
+    rowOf[n] = id;
+    if (id >= 0 && id < vocab)
+      order.push_back(n);
+    else if (!hasShard)
+      fatal("embedding_grad: ids element " + std::to_string(n) + " is " +
+            std::to_string(integerAt(ids, n)) +
+            ", outside the table's rows [0, " + std::to_string(vocab) + ")");
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return rowOf[a] < rowOf[b]; });
+  std::memset(table.data, 0, table.bytes());
+  const float *grad = floats(g);
+  float *out = mutableFloats(table);
+  std::vector<double> sum(dim);
+  for (size_t first = 0; first < order.size();) {
+    int64_t row = rowOf[order[first]];
+    std::fill(sum.begin(), sum.end(), 0.0);
+    size_t last = first;
+    for (; last < order.size() && rowOf[order[last]] == row; ++last)
+      for (int64_t d = 0; d < dim; ++d)
+        sum[d] += grad[order[last] * dim + d];
+    for (int64_t d = 0; d < dim; ++d)
+      out[row * dim + d] = static_cast<float>(sum[d]);
+    first = last;
+  }
+}
+
+void cpu::attentionGrad(const TensorRef *t, bool causal, double scale) {
+  requireF32("attention_grad", t, 7);
+  const float *q = floats(t[0]), *k = floats(t[1]), *v = floats(t[2]),
+              *g = floats(t[3]);
+  int64_t batch = t[0].shape[0], heads = t[0].shape[1], queries = t[0].shape[2],
+          headDim = t[0].shape[3], keys = t[1].shape[2],
+          valueDim = t[2].shape[3];
+  // Queries align with the last `queries` keys (see cpu::attention).
+  int64_t shift = keys - queries;
+  std::vector<double> p(keys), dp(keys);
+  std::vector<double> dq(queries * headDim), dk(keys * headDim),
+      dv(keys * valueDim);
+  for (int64_t bh = 0; bh < batch * heads; ++bh) {
+    const float *qs = q + bh * queries * headDim;
+    const float *ks = k + bh * keys * headDim;
+    const float *vs = v + bh * keys * valueDim;
+    const float *gs = g + bh * queries * valueDim;
+    std::fill(dq.begin(), dq.end(), 0.0);
+    std::fill(dk.begin(), dk.end(), 0.0);
+    std::fill(dv.begin(), dv.end(), 0.0);
+    for (int64_t i = 0; i < queries; ++i) {
+      int64_t visible = causal ? std::min(keys, i + shift + 1) : keys;
+      // A query that sees no key contributes nothing.
+      if (visible <= 0)
+        continue;
+      double maxScore = -INFINITY;
+      for (int64_t j = 0; j < visible; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < headDim; ++d)
+          dot += double(qs[i * headDim + d]) * ks[j * headDim + d];
+        p[j] = scale * dot;
+        maxScore = std::max(maxScore, p[j]);
+      }
+      double total = 0;
+      for (int64_t j = 0; j < visible; ++j)
+        total += (p[j] = std::exp(p[j] - maxScore));
+      double weighted = 0;
+      for (int64_t j = 0; j < visible; ++j) {
+        p[j] /= total;
+        dp[j] = 0;
+        for (int64_t e = 0; e < valueDim; ++e) {
+          double ge = gs[i * valueDim + e];
+          dv[j * valueDim + e] += p[j] * ge;
+          dp[j] += ge * vs[j * valueDim + e];
+        }
+        weighted += p[j] * dp[j];
+      }
+      for (int64_t j = 0; j < visible; ++j) {
+        double ds = p[j] * (dp[j] - weighted) * scale;
+        for (int64_t d = 0; d < headDim; ++d) {
+          dq[i * headDim + d] += ds * ks[j * headDim + d];
+          dk[j * headDim + d] += ds * qs[i * headDim + d];
+        }
+      }
+    }
+    float *dqs = mutableFloats(t[4]) + bh * queries * headDim;
+    float *dks = mutableFloats(t[5]) + bh * keys * headDim;
+    float *dvs = mutableFloats(t[6]) + bh * keys * valueDim;
+    for (size_t n = 0; n < dq.size(); ++n)
+      dqs[n] = static_cast<float>(dq[n]);
+    for (size_t n = 0; n < dk.size(); ++n)
+      dks[n] = static_cast<float>(dk[n]);
+    for (size_t n = 0; n < dv.size(); ++n)
+      dvs[n] = static_cast<float>(dv[n]);
+  }
+}
+
+void cpu::crossEntropyGrad(const TensorRef *t, int64_t count) {
+  requireF32("cross_entropy_grad", t, 1);
+  requireInteger("cross_entropy_grad", "labels", t[1]);
+  requireF32("cross_entropy_grad", t + 2, 2);
+  if (count <= 0)
+    fatal("cross_entropy_grad: count must be positive, not " +
+          std::to_string(count));
+  double scale = double(*floats(t[2])) / count;
+  const float *logits = floats(t[0]);
+  float *result = mutableFloats(t[3]);
+  int64_t classes = lastDim(t[0]);
+  int64_t rows = t[1].numElements();
+  std::vector<double> e(classes);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t label = integerAt(t[1], row);
+    if (label < 0 || label >= classes)
+      fatal("cross_entropy_grad: labels element " + std::to_string(row) +
+            " is " + std::to_string(label) + ", outside the classes [0, " +
+            std::to_string(classes) + ")");
+    const float *x = logits + row * classes;
+    double maxValue = *std::max_element(x, x + classes), total = 0;
+    for (int64_t c = 0; c < classes; ++c)
+      total += (e[c] = std::exp(x[c] - maxValue));
+    float *out = result + row * classes;
+    for (int64_t c = 0; c < classes; ++c)
+      out[c] =
+          static_cast<float>((e[c] / total - (c == label ? 1.0 : 0.0)) * scale);
+  }
+}

@@ -1,0 +1,672 @@
+//===- GradientKernels.cu - gradient and optimizer kernels ----------------===//
+//
+// The cuda backend's kernels for the ops autodiff and the optimizers emit,
+// reproducing lib/Interp/GradientKernels.cpp and OptimizerKernels.cpp in
+// f32. Written for correctness first, like Kernels.cu: reductions over a
+// row run one block per row; reductions over rows (dgamma, dbeta, dk, dv)
+// run one thread (or block) per output and write it directly, so results
+// are deterministic and need no zeroing; only embedding_grad scatter-adds
+// with atomics, into a result it zeroes first.
+//
+// The layout gradients (broadcast_to, slice_grad) live in Kernels.cu next
+// to the gather they reuse.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSupport.h"
+#include "Kernels.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace parcrt;
+using namespace parcrt::cuda;
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kAttentionThreads = 128;
+
+int64_t countOf(const TensorRef &t) {
+  int64_t n = 1;
+  for (int d = 0; d < t.rank; ++d)
+    n *= t.shape[d];
+  return n;
+}
+
+unsigned gridFor(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 1 << 20));
+}
+
+/// One block per row: rows must fit gridDim.x.
+bool fitsGrid(int64_t rows) { return rows <= (int64_t(1) << 31) - 1; }
+
+#define GRID_STRIDE_LOOP(i, n)                                                 \
+  for (int64_t i =                                                             \
+           blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;        \
+       i < (n); i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+//===----------------------------------------------------------------------===//
+// Device helpers (as in Kernels.cu)
+//===----------------------------------------------------------------------===//
+
+__device__ float warpReduceSum(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+__device__ float warpReduceMax(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+/// Sum (or max) of `v` over the block, returned to every thread. The block
+/// size is a multiple of 32; every thread of the block must call it.
+template <bool Max> __device__ float blockReduce(float v) {
+  __shared__ float partial[32];
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = Max ? warpReduceMax(v) : warpReduceSum(v);
+  __syncthreads(); // the previous call's readers are done with partial[0]
+  if (lane == 0)
+    partial[warp] = v;
+  __syncthreads();
+  int warps = (blockDim.x + 31) >> 5;
+  if (warp == 0) {
+    v = lane < warps ? partial[lane] : (Max ? -INFINITY : 0.0f);
+    v = Max ? warpReduceMax(v) : warpReduceSum(v);
+    if (lane == 0)
+      partial[0] = v;
+  }
+  __syncthreads();
+  return partial[0];
+}
+
+/// An index read from an i32 or i64 tensor.
+__device__ int64_t loadIndex(const void *data, int dtype, int64_t i) {
+  if (dtype == PARCRT_I64)
+    return static_cast<const int64_t *>(data)[i];
+  return static_cast<const int32_t *>(data)[i];
+}
+
+__device__ float dot(const float *a, const float *b, int64_t n) {
+  float sum = 0.0f;
+  for (int64_t d = 0; d < n; ++d)
+    sum += a[d] * b[d];
+  return sum;
+}
+
+//===----------------------------------------------------------------------===//
+// Activations and softmax
+//===----------------------------------------------------------------------===//
+
+/// d/dx of each activation, numbered as Backend::Activation.
+__device__ float derivative(int kind, float x) {
+  using A = Backend::Activation;
+  switch (static_cast<A>(kind)) {
+  case A::Relu:
+    return x > 0.0f ? 1.0f : 0.0f;
+  case A::Sigmoid: {
+    float s = 1.0f / (1.0f + expf(-x));
+    return s * (1.0f - s);
+  }
+  case A::Silu: {
+    float s = 1.0f / (1.0f + expf(-x));
+    return s * (1.0f + x * (1.0f - s));
+  }
+  case A::Tanh: {
+    float t = tanhf(x);
+    return 1.0f - t * t;
+  }
+  case A::GeluErf: {
+    float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+    float pdf = expf(-0.5f * x * x) * 0.39894228040143268f; // 1/sqrt(2 pi)
+    return cdf + x * pdf;
+  }
+  case A::GeluTanh: {
+    const float c = 0.79788456080286536f; // sqrt(2/pi)
+    float inner = c * (x + 0.044715f * x * x * x);
+    float t = tanhf(inner);
+    return 0.5f * (1.0f + t) +
+           0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * 0.044715f * x * x);
+  }
+  }
+  return NAN;
+}
+
+__global__ void activationGradKernel(int kind, const float *x, const float *g,
+                                     float *out, int64_t n) {
+  GRID_STRIDE_LOOP(i, n) { out[i] = g[i] * derivative(kind, x[i]); }
+}
+
+/// One block per line of `length` elements along an axis of stride `inner`.
+__global__ void softmaxGradKernel(const float *y, const float *g, float *out,
+                                  int64_t length, int64_t inner) {
+  int64_t line = blockIdx.x;
+  int64_t base = (line / inner) * length * inner + line % inner;
+  float partial = 0.0f;
+  for (int64_t n = threadIdx.x; n < length; n += blockDim.x)
+    partial += y[base + n * inner] * g[base + n * inner];
+  float total = blockReduce<false>(partial);
+  for (int64_t n = threadIdx.x; n < length; n += blockDim.x) {
+    int64_t at = base + n * inner;
+    out[at] = y[at] * (g[at] - total);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+/// One block per row of layer_norm: dx, and the row's mean and 1/std in
+/// stats[2 row], stats[2 row + 1] for the column kernel.
+__global__ void layerNormGradRowKernel(const float *x, const float *gamma,
+                                       const float *g, float *dx, float *stats,
+                                       int64_t features, float epsilon) {
+  const float *in = x + blockIdx.x * features;
+  const float *grad = g + blockIdx.x * features;
+  float *out = dx + blockIdx.x * features;
+  float sum = 0.0f;
+  for (int64_t n = threadIdx.x; n < features; n += blockDim.x)
+    sum += in[n];
+  float mean = blockReduce<false>(sum) / features;
+  float squares = 0.0f;
+  for (int64_t n = threadIdx.x; n < features; n += blockDim.x) {
+    float centered = in[n] - mean;
+    squares += centered * centered;
+  }
+  float variance = blockReduce<false>(squares) / features;
+  float rstd = 1.0f / sqrtf(variance + epsilon);
+  float sumDxhat = 0.0f, sumDxhatXhat = 0.0f;
+  for (int64_t n = threadIdx.x; n < features; n += blockDim.x) {
+    float xhat = (in[n] - mean) * rstd;
+    float dxhat = grad[n] * gamma[n];
+    sumDxhat += dxhat;
+    sumDxhatXhat += dxhat * xhat;
+  }
+  float meanDxhat = blockReduce<false>(sumDxhat) / features;
+  float meanDxhatXhat = blockReduce<false>(sumDxhatXhat) / features;
+  for (int64_t n = threadIdx.x; n < features; n += blockDim.x) {
+    float xhat = (in[n] - mean) * rstd;
+    float dxhat = grad[n] * gamma[n];
+    out[n] = rstd * (dxhat - meanDxhat - xhat * meanDxhatXhat);
+  }
+  if (threadIdx.x == 0) {
+    stats[2 * blockIdx.x] = mean;
+    stats[2 * blockIdx.x + 1] = rstd;
+  }
+}
+
+/// One block per row of rms_norm: dx, and stats[2 row] = 0, stats[2 row +
+/// 1] = 1/rms.
+__global__ void rmsNormGradRowKernel(const float *x, const float *gamma,
+                                     const float *g, float *dx, float *stats,
+                                     int64_t features, float epsilon) {
+  const float *in = x + blockIdx.x * features;
+  const float *grad = g + blockIdx.x * features;
+  float *out = dx + blockIdx.x * features;
+  float squares = 0.0f, partialDot = 0.0f;
+  for (int64_t n = threadIdx.x; n < features; n += blockDim.x) {
+    squares += in[n] * in[n];
+    partialDot += grad[n] * gamma[n] * in[n];
+  }
+  float meanSquare = blockReduce<false>(squares) / features;
+  float total = blockReduce<false>(partialDot);
+  float r = 1.0f / sqrtf(meanSquare + epsilon);
+  for (int64_t n = threadIdx.x; n < features; n += blockDim.x)
+    out[n] = r * grad[n] * gamma[n] - in[n] * r * r * r * total / features;
+  if (threadIdx.x == 0) {
+    stats[2 * blockIdx.x] = 0.0f;
+    stats[2 * blockIdx.x + 1] = r;
+  }
+}
+
+/// One thread per feature n: dgamma[n] = sum_rows g * (x - mean) * scale,
+/// dbeta[n] = sum_rows g (dbeta may be null). Zero rows give zeros.
+__global__ void normParamGradKernel(const float *x, const float *g,
+                                    const float *stats, float *dgamma,
+                                    float *dbeta, int64_t rows,
+                                    int64_t features) {
+  GRID_STRIDE_LOOP(n, features) {
+    float sumGamma = 0.0f, sumBeta = 0.0f;
+    for (int64_t r = 0; r < rows; ++r) {
+      float grad = g[r * features + n];
+      float xhat = (x[r * features + n] - stats[2 * r]) * stats[2 * r + 1];
+      sumGamma += grad * xhat;
+      sumBeta += grad;
+    }
+    dgamma[n] = sumGamma;
+    if (dbeta)
+      dbeta[n] = sumBeta;
+  }
+}
+
+cudaError_t launchNormGrad(const TensorRef *t, double epsilon, float *stats,
+                           bool center, cudaStream_t stream) {
+  const TensorRef &x = t[0];
+  int64_t features = x.rank ? x.shape[x.rank - 1] : 1;
+  if (features == 0)
+    return cudaSuccess;
+  int64_t rows = countOf(x) / features;
+  if (!fitsGrid(rows))
+    return cudaErrorInvalidConfiguration;
+  const float *in = static_cast<const float *>(x.data);
+  const float *gamma = static_cast<const float *>(t[1].data);
+  const float *g = static_cast<const float *>(t[2].data);
+  float *dx = static_cast<float *>(t[3].data);
+  if (rows > 0) {
+    if (center)
+      layerNormGradRowKernel<<<static_cast<unsigned>(rows), kThreads, 0,
+                               stream>>>(in, gamma, g, dx, stats, features,
+                                         static_cast<float>(epsilon));
+    else
+      rmsNormGradRowKernel<<<static_cast<unsigned>(rows), kThreads, 0,
+                             stream>>>(in, gamma, g, dx, stats, features,
+                                       static_cast<float>(epsilon));
+    cudaError_t status = cudaGetLastError();
+    if (status != cudaSuccess)
+      return status;
+  }
+  normParamGradKernel<<<gridFor(features), kThreads, 0, stream>>>(
+      in, g, stats, static_cast<float *>(t[4].data),
+      center ? static_cast<float *>(t[5].data) : nullptr, rows, features);
+  return cudaGetLastError();
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding
+//===----------------------------------------------------------------------===//
+
+__global__ void embeddingGradKernel(const void *ids, int idType,
+                                    const void *shard, int shardType,
+                                    const float *g, float *table, int64_t vocab,
+                                    int64_t dim, int64_t n, int *errors) {
+  int64_t offset = shard ? loadIndex(shard, shardType, 0) * vocab : 0;
+  GRID_STRIDE_LOOP(i, n) {
+    int64_t id = loadIndex(ids, idType, i / dim) - offset;
+    if (id >= 0 && id < vocab)
+      atomicAdd(&table[id * dim + i % dim], g[i]);
+    else if (!shard && i % dim == 0)
+      atomicOr(errors, kEmbeddingGradIdError);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+// With p the attention weights of query i (recomputed from q and k),
+//   dp_j = g_i . v_j,  w_i = sum_j p_j dp_j,  ds_j = scale p_j (dp_j - w_i),
+//   dq_i = sum_j ds_j k_j,  dk_j = sum_i ds_ij q_i,  dv_j = sum_i p_ij g_i.
+// The query kernel computes dq and each query's (max score, softmax
+// denominator, w); the key kernel then sums over the queries that see a key.
+
+/// The number of keys query i sees (keys align with the last queries).
+__device__ int64_t visibleKeys(int64_t i, int64_t queries, int64_t keys,
+                               bool causal) {
+  return causal ? min(keys, max(int64_t(0), i + keys - queries + 1)) : keys;
+}
+
+/// One block per (batch, head, query) row.
+__global__ void attentionGradQueryKernel(const float *q, const float *k,
+                                         const float *v, const float *g,
+                                         float *dq, float *stats,
+                                         int64_t queries, int64_t keys,
+                                         int64_t headDim, int64_t valueDim,
+                                         bool causal, float scale) {
+  __shared__ float dsTile[kAttentionThreads];
+  int64_t row = blockIdx.x; // (b * H + h) * S + i
+  int64_t i = row % queries, head = row / queries;
+  const float *qRow = q + row * headDim;
+  const float *gRow = g + row * valueDim;
+  const float *kHead = k + head * keys * headDim;
+  const float *vHead = v + head * keys * valueDim;
+  float *dqRow = dq + row * headDim;
+  int64_t visible = visibleKeys(i, queries, keys, causal);
+  if (visible == 0) { // uniform over the block
+    for (int64_t d = threadIdx.x; d < headDim; d += blockDim.x)
+      dqRow[d] = 0.0f;
+    if (threadIdx.x == 0) {
+      stats[3 * row] = 0.0f;
+      stats[3 * row + 1] = 1.0f;
+      stats[3 * row + 2] = 0.0f;
+    }
+    return;
+  }
+  float maxScore = -INFINITY;
+  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x)
+    maxScore = fmaxf(maxScore, scale * dot(qRow, kHead + j * headDim, headDim));
+  maxScore = blockReduce<true>(maxScore);
+  float total = 0.0f, weighted = 0.0f;
+  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x) {
+    float e =
+        expf(scale * dot(qRow, kHead + j * headDim, headDim) - maxScore);
+    total += e;
+    weighted += e * dot(gRow, vHead + j * valueDim, valueDim);
+  }
+  total = blockReduce<false>(total);
+  weighted = blockReduce<false>(weighted) / total;
+  if (threadIdx.x == 0) {
+    stats[3 * row] = maxScore;
+    stats[3 * row + 1] = total;
+    stats[3 * row + 2] = weighted;
+  }
+  for (int64_t d0 = 0; d0 < headDim; d0 += blockDim.x) {
+    int64_t d = d0 + threadIdx.x;
+    float sum = 0.0f;
+    for (int64_t j0 = 0; j0 < visible; j0 += blockDim.x) {
+      int64_t j = j0 + threadIdx.x;
+      float ds = 0.0f;
+      if (j < visible) {
+        float p =
+            expf(scale * dot(qRow, kHead + j * headDim, headDim) - maxScore) /
+            total;
+        float dp = dot(gRow, vHead + j * valueDim, valueDim);
+        ds = scale * p * (dp - weighted);
+      }
+      dsTile[threadIdx.x] = ds;
+      __syncthreads();
+      int64_t tile = min(int64_t(blockDim.x), visible - j0);
+      if (d < headDim)
+        for (int64_t jj = 0; jj < tile; ++jj)
+          sum += dsTile[jj] * kHead[(j0 + jj) * headDim + d];
+      __syncthreads();
+    }
+    if (d < headDim)
+      dqRow[d] = sum;
+  }
+}
+
+/// One block per (batch, head, key) row: dk and dv of that key, summed over
+/// the queries that see it (zeros where none does).
+__global__ void attentionGradKeyKernel(const float *q, const float *k,
+                                       const float *v, const float *g,
+                                       const float *stats, float *dk, float *dv,
+                                       int64_t queries, int64_t keys,
+                                       int64_t headDim, int64_t valueDim,
+                                       bool causal, float scale) {
+  __shared__ float pTile[kAttentionThreads];
+  __shared__ float dsTile[kAttentionThreads];
+  int64_t row = blockIdx.x; // (b * H + h) * T + j
+  int64_t j = row % keys, head = row / keys;
+  const float *kRow = k + row * headDim;
+  const float *vRow = v + row * valueDim;
+  const float *qHead = q + head * queries * headDim;
+  const float *gHead = g + head * queries * valueDim;
+  const float *statsHead = stats + head * queries * 3;
+  float *dkRow = dk + row * headDim;
+  float *dvRow = dv + row * valueDim;
+  // Query i sees key j iff j < visibleKeys(i): with causal masking, iff
+  // i >= j - (keys - queries).
+  int64_t first = causal ? max(int64_t(0), j - (keys - queries)) : 0;
+  int64_t width = max(headDim, valueDim);
+  for (int64_t d0 = 0; d0 < width; d0 += blockDim.x) {
+    int64_t d = d0 + threadIdx.x;
+    float dkSum = 0.0f, dvSum = 0.0f;
+    for (int64_t i0 = first; i0 < queries; i0 += blockDim.x) {
+      int64_t i = i0 + threadIdx.x;
+      float p = 0.0f, ds = 0.0f;
+      if (i < queries) {
+        const float *s = statsHead + 3 * i;
+        p = expf(scale * dot(qHead + i * headDim, kRow, headDim) - s[0]) / s[1];
+        float dp = dot(gHead + i * valueDim, vRow, valueDim);
+        ds = scale * p * (dp - s[2]);
+      }
+      pTile[threadIdx.x] = p;
+      dsTile[threadIdx.x] = ds;
+      __syncthreads();
+      int64_t tile = min(int64_t(blockDim.x), queries - i0);
+      for (int64_t ii = 0; ii < tile; ++ii) {
+        if (d < headDim)
+          dkSum += dsTile[ii] * qHead[(i0 + ii) * headDim + d];
+        if (d < valueDim)
+          dvSum += pTile[ii] * gHead[(i0 + ii) * valueDim + d];
+      }
+      __syncthreads();
+    }
+    if (d < headDim)
+      dkRow[d] = dkSum;
+    if (d < valueDim)
+      dvRow[d] = dvSum;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+/// One block per position: (softmax(x) - onehot(label)) * g / count.
+__global__ void crossEntropyGradKernel(const float *logits, const void *labels,
+                                       int labelType, const float *g,
+                                       float count, float *out,
+                                       int64_t classes, int *errors) {
+  const float *x = logits + blockIdx.x * classes;
+  float *y = out + blockIdx.x * classes;
+  float maxValue = -INFINITY;
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+    maxValue = fmaxf(maxValue, x[c]);
+  maxValue = blockReduce<true>(maxValue);
+  float sum = 0.0f;
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+    sum += expf(x[c] - maxValue);
+  sum = blockReduce<false>(sum);
+  int64_t label = loadIndex(labels, labelType, blockIdx.x);
+  bool valid = label >= 0 && label < classes;
+  if (!valid && threadIdx.x == 0)
+    atomicOr(errors, kCrossEntropyGradLabelError);
+  float scale = *g / count;
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+    y[c] = valid ? (expf(x[c] - maxValue) / sum - (c == label ? 1.0f : 0.0f)) *
+                       scale
+                 : NAN;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+__global__ void adamwKernel(const float *param, const float *grad,
+                            const float *m, const float *v, const float *step,
+                            float *paramOut, float *mOut, float *vOut,
+                            int64_t n, float lr, double beta1, double beta2,
+                            float epsilon, float decay) {
+  double s = *step;
+  float correction1 = static_cast<float>(1.0 - pow(beta1, s));
+  float correction2 = static_cast<float>(1.0 - pow(beta2, s));
+  float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
+  GRID_STRIDE_LOOP(i, n) {
+    float p = param[i], gi = grad[i];
+    float mi = b1 * m[i] + (1.0f - b1) * gi;
+    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    paramOut[i] =
+        p - lr * (mi / correction1 / (sqrtf(vi / correction2) + epsilon) +
+                  decay * p);
+    mOut[i] = mi;
+    vOut[i] = vi;
+  }
+}
+
+__global__ void sgdKernel(const float *param, const float *grad,
+                          const float *buffer, float *paramOut,
+                          float *bufferOut, int64_t n, float lr,
+                          float momentum) {
+  GRID_STRIDE_LOOP(i, n) {
+    float b = momentum * buffer[i] + grad[i];
+    paramOut[i] = param[i] - lr * b;
+    bufferOut[i] = b;
+  }
+}
+
+__global__ void clipCoefficientKernel(const float *sum, float *out,
+                                      double maxNorm) {
+  double norm = sqrt(static_cast<double>(*sum));
+  *out = static_cast<float>(fmin(1.0, maxNorm / (norm + 1e-6)));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Launchers
+//===----------------------------------------------------------------------===//
+
+cudaError_t parcrt::cuda::launchActivationGrad(Backend::Activation kind,
+                                               const TensorRef *t,
+                                               cudaStream_t stream) {
+  int64_t n = countOf(t[2]);
+  if (n == 0)
+    return cudaSuccess;
+  activationGradKernel<<<gridFor(n), kThreads, 0, stream>>>(
+      static_cast<int>(kind), static_cast<const float *>(t[0].data),
+      static_cast<const float *>(t[1].data), static_cast<float *>(t[2].data),
+      n);
+  return cudaGetLastError();
+}
+
+cudaError_t parcrt::cuda::launchSoftmaxGrad(const TensorRef *t, int64_t axis,
+                                            cudaStream_t stream) {
+  int64_t length = t[0].shape[axis], inner = 1;
+  for (int d = axis + 1; d < t[0].rank; ++d)
+    inner *= t[0].shape[d];
+  int64_t lines = length ? countOf(t[0]) / length : 0;
+  if (lines == 0)
+    return cudaSuccess;
+  if (!fitsGrid(lines))
+    return cudaErrorInvalidConfiguration;
+  softmaxGradKernel<<<static_cast<unsigned>(lines), kThreads, 0, stream>>>(
+      static_cast<const float *>(t[0].data),
+      static_cast<const float *>(t[1].data), static_cast<float *>(t[2].data),
+      length, inner);
+  return cudaGetLastError();
+}
+
+cudaError_t parcrt::cuda::launchLayerNormGrad(const TensorRef *t,
+                                              double epsilon, float *scratch,
+                                              cudaStream_t stream) {
+  return launchNormGrad(t, epsilon, scratch, /*center=*/true, stream);
+}
+
+cudaError_t parcrt::cuda::launchRmsNormGrad(const TensorRef *t, double epsilon,
+                                            float *scratch,
+                                            cudaStream_t stream) {
+  return launchNormGrad(t, epsilon, scratch, /*center=*/false, stream);
+}
+
+cudaError_t parcrt::cuda::launchEmbeddingGrad(const TensorRef *t,
+                                              bool hasShard, int *errors,
+                                              cudaStream_t stream) {
+  const TensorRef &ids = t[0], &g = t[1];
+  const TensorRef &table = t[hasShard ? 3 : 2];
+  int64_t vocab = table.shape[0], dim = table.shape[1];
+  int64_t total = countOf(table);
+  if (total == 0)
+    return cudaSuccess;
+  cudaError_t status =
+      cudaMemsetAsync(table.data, 0, total * sizeof(float), stream);
+  int64_t n = countOf(ids) * dim;
+  if (status != cudaSuccess || n == 0)
+    return status;
+  embeddingGradKernel<<<gridFor(n), kThreads, 0, stream>>>(
+      ids.data, ids.dtype, hasShard ? t[2].data : nullptr,
+      hasShard ? t[2].dtype : PARCRT_I64, static_cast<const float *>(g.data),
+      static_cast<float *>(table.data), vocab, dim, n, errors);
+  return cudaGetLastError();
+}
+
+cudaError_t parcrt::cuda::launchAttentionGrad(const TensorRef *t, bool causal,
+                                              double scale, float *scratch,
+                                              cudaStream_t stream) {
+  const TensorRef &q = t[0], &k = t[1], &v = t[2];
+  int64_t heads = q.shape[0] * q.shape[1];
+  int64_t queries = q.shape[2], keys = k.shape[2];
+  int64_t headDim = q.shape[3], valueDim = v.shape[3];
+  int64_t queryRows = heads * queries, keyRows = heads * keys;
+  if (!fitsGrid(queryRows) || !fitsGrid(keyRows))
+    return cudaErrorInvalidConfiguration;
+  const float *qData = static_cast<const float *>(q.data);
+  const float *kData = static_cast<const float *>(k.data);
+  const float *vData = static_cast<const float *>(v.data);
+  const float *gData = static_cast<const float *>(t[3].data);
+  float s = static_cast<float>(scale);
+  if (queryRows > 0) {
+    attentionGradQueryKernel<<<static_cast<unsigned>(queryRows),
+                               kAttentionThreads, 0, stream>>>(
+        qData, kData, vData, gData, static_cast<float *>(t[4].data), scratch,
+        queries, keys, headDim, valueDim, causal, s);
+    cudaError_t status = cudaGetLastError();
+    if (status != cudaSuccess)
+      return status;
+  }
+  if (keyRows > 0 && (headDim > 0 || valueDim > 0)) {
+    attentionGradKeyKernel<<<static_cast<unsigned>(keyRows), kAttentionThreads,
+                             0, stream>>>(
+        qData, kData, vData, gData, scratch, static_cast<float *>(t[5].data),
+        static_cast<float *>(t[6].data), queries, keys, headDim, valueDim,
+        causal, s);
+    return cudaGetLastError();
+  }
+  return cudaSuccess;
+}
+
+cudaError_t parcrt::cuda::launchCrossEntropyGrad(const TensorRef *t,
+                                                 int64_t count, int *errors,
+                                                 cudaStream_t stream) {
+  const TensorRef &logits = t[0], &labels = t[1];
+  int64_t classes = logits.rank ? logits.shape[logits.rank - 1] : 1;
+  int64_t rows = countOf(labels);
+  if (rows == 0 || classes == 0)
+    return cudaSuccess;
+  if (!fitsGrid(rows))
+    return cudaErrorInvalidConfiguration;
+  crossEntropyGradKernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+      static_cast<const float *>(logits.data), labels.data, labels.dtype,
+      static_cast<const float *>(t[2].data), static_cast<float>(count),
+      static_cast<float *>(t[3].data), classes, errors);
+  return cudaGetLastError();
+}
+
+cudaError_t parcrt::cuda::launchAdamwUpdate(const TensorRef *t, double lr,
+                                            double beta1, double beta2,
+                                            double epsilon, double weightDecay,
+                                            cudaStream_t stream) {
+  int64_t n = countOf(t[0]);
+  if (n == 0)
+    return cudaSuccess;
+  adamwKernel<<<gridFor(n), kThreads, 0, stream>>>(
+      static_cast<const float *>(t[0].data),
+      static_cast<const float *>(t[1].data),
+      static_cast<const float *>(t[2].data),
+      static_cast<const float *>(t[3].data),
+      static_cast<const float *>(t[4].data), static_cast<float *>(t[5].data),
+      static_cast<float *>(t[6].data), static_cast<float *>(t[7].data), n,
+      static_cast<float>(lr), beta1, beta2, static_cast<float>(epsilon),
+      static_cast<float>(weightDecay));
+  return cudaGetLastError();
+}
+
+cudaError_t parcrt::cuda::launchSgdUpdate(const TensorRef *t, double lr,
+                                          double momentum,
+                                          cudaStream_t stream) {
+  int64_t n = countOf(t[0]);
+  if (n == 0)
+    return cudaSuccess;
+  sgdKernel<<<gridFor(n), kThreads, 0, stream>>>(
+      static_cast<const float *>(t[0].data),
+      static_cast<const float *>(t[1].data),
+      static_cast<const float *>(t[2].data), static_cast<float *>(t[3].data),
+      static_cast<float *>(t[4].data), n, static_cast<float>(lr),
+      static_cast<float>(momentum));
+  return cudaGetLastError();
+}
+
+cudaError_t parcrt::cuda::launchClipCoefficient(const TensorRef *t,
+                                                double maxNorm,
+                                                cudaStream_t stream) {
+  clipCoefficientKernel<<<1, 1, 0, stream>>>(
+      static_cast<const float *>(t[0].data), static_cast<float *>(t[1].data),
+      maxNorm);
+  return cudaGetLastError();
+}

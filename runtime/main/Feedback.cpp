@@ -1,0 +1,81 @@
+//===- Feedback.cpp - results that become the next step's arguments -------===//
+
+#include "main/Feedback.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace parcrt;
+
+static std::string shapeString(const std::vector<int64_t> &shape,
+                               parcrt_dtype dtype) {
+  return "tensor<" + typeString(shape, dtype) + ">";
+}
+
+bool parcrt::findFeedback(const Program &program,
+                          std::vector<Feedback> &feedback, std::string *error) {
+  feedback.clear();
+  std::map<std::string, size_t> arguments;
+  for (size_t i = 0; i < program.arguments.size(); ++i)
+    arguments.emplace(program.arguments[i].name, i);
+  for (size_t i = 0; i < program.results.size(); ++i) {
+    const BoundaryTensor &result = program.results[i];
+    auto found = arguments.find(result.name);
+    if (found == arguments.end())
+      continue;
+    const ProgramArgument &argument = program.arguments[found->second];
+    std::string what = "result '" + result.name +
+                       "' feeds the argument of that name into the next step";
+    if (result.dtype != argument.dtype ||
+        result.localShape != argument.localShape ||
+        result.globalShape != argument.globalShape) {
+      *error = what + ", but the result is " +
+               shapeString(result.globalShape, result.dtype) + " (local " +
+               shapeString(result.localShape, result.dtype) +
+               ") and the argument " +
+               shapeString(argument.globalShape, argument.dtype) + " (local " +
+               shapeString(argument.localShape, argument.dtype) + ")";
+      return false;
+    }
+    if (result.sharding != argument.sharding) {
+      *error = what + ", but they are sharded differently";
+      return false;
+    }
+    if (!result.partial.empty()) {
+      *error = what + ", but the result holds partial sums";
+      return false;
+    }
+    feedback.push_back({i, found->second});
+  }
+  return true;
+}
+
+bool parcrt::feedsBack(const std::vector<Feedback> &feedback, size_t index) {
+  return std::any_of(
+      feedback.begin(), feedback.end(),
+      [&](const Feedback &pair) { return pair.result == index; });
+}
+
+/// `tensor`'s local block in `arena`.
+static TensorRef localRef(const BoundaryTensor &tensor, uint8_t *arena) {
+  TensorRef ref;
+  ref.data = arena + tensor.offset;
+  ref.dtype = tensor.dtype;
+  ref.rank = static_cast<int>(tensor.localShape.size());
+  for (int dim = 0; dim < ref.rank; ++dim)
+    ref.shape[dim] = tensor.localShape[dim];
+  return ref;
+}
+
+void parcrt::applyFeedback(const Program &program,
+                           const std::vector<Feedback> &feedback,
+                           Backend &backend, uint8_t *arena) {
+  for (const Feedback &pair : feedback) {
+    const BoundaryTensor &result = program.results[pair.result];
+    const ProgramArgument &argument = program.arguments[pair.argument];
+    if (result.offset == argument.offset)
+      continue; // updated in place
+    TensorRef refs[2] = {localRef(result, arena), localRef(argument, arena)};
+    backend.copy(refs);
+  }
+}
