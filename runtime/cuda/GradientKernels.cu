@@ -26,72 +26,14 @@ using namespace parcrt::cuda;
 
 namespace {
 
-constexpr int kThreads = 256;
+#include "DeviceCommon.cuh"
+
 constexpr int kAttentionThreads = 128;
-
-int64_t countOf(const TensorRef &t) {
-  int64_t n = 1;
-  for (int d = 0; d < t.rank; ++d)
-    n *= t.shape[d];
-  return n;
-}
-
-unsigned gridFor(int64_t n) {
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 1 << 20));
-}
 
 /// One block per row: rows must fit gridDim.x.
 bool fitsGrid(int64_t rows) { return rows <= (int64_t(1) << 31) - 1; }
 
-#define GRID_STRIDE_LOOP(i, n)                                                 \
-  for (int64_t i =                                                             \
-           blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;        \
-       i < (n); i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
-//===----------------------------------------------------------------------===//
-// Device helpers (as in Kernels.cu)
-//===----------------------------------------------------------------------===//
-
-__device__ float warpReduceSum(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-__device__ float warpReduceMax(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1)
-    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
-
-/// Sum (or max) of `v` over the block, returned to every thread. The block
-/// size is a multiple of 32; every thread of the block must call it.
-template <bool Max> __device__ float blockReduce(float v) {
-  __shared__ float partial[32];
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  v = Max ? warpReduceMax(v) : warpReduceSum(v);
-  __syncthreads(); // the previous call's readers are done with partial[0]
-  if (lane == 0)
-    partial[warp] = v;
-  __syncthreads();
-  int warps = (blockDim.x + 31) >> 5;
-  if (warp == 0) {
-    v = lane < warps ? partial[lane] : (Max ? -INFINITY : 0.0f);
-    v = Max ? warpReduceMax(v) : warpReduceSum(v);
-    if (lane == 0)
-      partial[0] = v;
-  }
-  __syncthreads();
-  return partial[0];
-}
-
-/// An index read from an i32 or i64 tensor.
-__device__ int64_t loadIndex(const void *data, int dtype, int64_t i) {
-  if (dtype == PARCRT_I64)
-    return static_cast<const int64_t *>(data)[i];
-  return static_cast<const int32_t *>(data)[i];
-}
 
 __device__ float dot(const float *a, const float *b, int64_t n) {
   float sum = 0.0f;
