@@ -83,6 +83,80 @@ Gradients DivOp::buildGradients(OpBuilder &b, ValueRange gradients) {
                             sumToShape(b, getLoc(), rhsGrad, getRhs().getType())};
 }
 
+// d(l ^ r) = r l^(r - 1) dl + l^r log(l) dr.
+Gradients PowOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Value g = gradients[0];
+  Location loc = getLoc();
+  Type element = getType().getElementType();
+  Value rMinusOne =
+      SubOp::create(b, loc, getRhs(), scalar(b, loc, element, 1.0));
+  Value lhsGrad = MulOp::create(
+      b, loc, g,
+      MulOp::create(b, loc, getRhs(),
+                    PowOp::create(b, loc, getLhs(), rMinusOne)));
+  Value rhsGrad = MulOp::create(
+      b, loc, g,
+      MulOp::create(b, loc, getResult(), LogOp::create(b, loc, getLhs())));
+  return SmallVector<Value>{sumToShape(b, loc, lhsGrad, getLhs().getType()),
+                            sumToShape(b, loc, rhsGrad, getRhs().getType())};
+}
+
+// d sqrt(x) = dx / (2 sqrt(x)).
+Gradients SqrtOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Location loc = getLoc();
+  Value half = scalar(b, loc, getType().getElementType(), 0.5);
+  return SmallVector<Value>{DivOp::create(
+      b, loc, MulOp::create(b, loc, gradients[0], half), getResult())};
+}
+
+// d erf(x) = 2 / sqrt(pi) exp(-x^2) dx.
+Gradients ErfOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Location loc = getLoc();
+  Value x = getInput();
+  Value scale =
+      scalar(b, loc, getType().getElementType(), 1.1283791670955126);
+  Value slope = MulOp::create(
+      b, loc, scale,
+      ExpOp::create(b, loc, NegOp::create(b, loc, MulOp::create(b, loc, x, x))));
+  return SmallVector<Value>{MulOp::create(b, loc, gradients[0], slope)};
+}
+
+// The gradient flows to the operand each element was selected from; the
+// condition gets none.
+Gradients SelectOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Location loc = getLoc();
+  Value g = gradients[0];
+  SmallVector<Value> result = {Value()};
+  Type element = getType().getElementType();
+  for (Value operand : {getLhs(), getRhs()}) {
+    auto type = tensorType(operand);
+    if (!isa<FloatType>(element)) {
+      result.push_back(Value());
+      continue;
+    }
+    Value zero = scalar(b, loc, element, 0.0);
+    Value picked = operand == getLhs()
+                       ? SelectOp::create(b, loc, getCondition(), g, zero)
+                       : SelectOp::create(b, loc, getCondition(), zero, g);
+    // select broadcasts against the condition: bring it to g's shape first.
+    if (tensorType(picked) != tensorType(g))
+      return emitOpError("has no gradient rule when the condition broadcasts "
+                         "beyond the values");
+    result.push_back(sumToShape(b, loc, picked, type));
+  }
+  return result;
+}
+
+// A float-to-float cast passes the gradient back in the input's type;
+// integers get none.
+Gradients CastOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  if (!isa<FloatType>(getInput().getType().getElementType()) ||
+      !isa<FloatType>(getType().getElementType()))
+    return SmallVector<Value>{Value()};
+  return SmallVector<Value>{CastOp::create(b, getLoc(), getInput().getType(),
+                                           gradients[0])};
+}
+
 Gradients NegOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   return SmallVector<Value>{NegOp::create(b, getLoc(), gradients[0])};
 }

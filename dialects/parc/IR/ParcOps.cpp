@@ -180,7 +180,39 @@ PARC_BROADCAST_INFERENCE(AddOp)
 PARC_BROADCAST_INFERENCE(SubOp)
 PARC_BROADCAST_INFERENCE(MulOp)
 PARC_BROADCAST_INFERENCE(DivOp)
+PARC_BROADCAST_INFERENCE(PowOp)
 #undef PARC_BROADCAST_INFERENCE
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> condition =
+      tensorOperand<SelectOp>(loc, adaptor.getCondition(), "condition");
+  FailureOr<RankedTensorType> lhs =
+      tensorOperand<SelectOp>(loc, adaptor.getLhs(), "lhs");
+  FailureOr<RankedTensorType> rhs =
+      tensorOperand<SelectOp>(loc, adaptor.getRhs(), "rhs");
+  if (failed(condition) || failed(lhs) || failed(rhs) ||
+      failed(sameElementType<SelectOp>(loc, *lhs, "lhs", *rhs, "rhs")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> values = broadcastShapes<SelectOp>(
+      loc, lhs->getShape(), "lhs", rhs->getShape(), "rhs");
+  if (failed(values))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes<SelectOp>(
+      loc, condition->getShape(), "condition", *values, "lhs and rhs");
+  if (failed(shape))
+    return failure();
+  results.push_back(RankedTensorType::get(*shape, lhs->getElementType()));
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getShape() != getType().getShape())
+    return emitOpError("result shape differs from the input's");
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Normalization

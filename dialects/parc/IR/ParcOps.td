@@ -76,6 +76,7 @@ def Parc_SubOp : Parc_BinaryOp<"sub", "elementwise difference",
                                [Parc_SumsPartials]>;
 def Parc_MulOp : Parc_BinaryOp<"mul", "elementwise product">;
 def Parc_DivOp : Parc_BinaryOp<"div", "elementwise quotient">;
+def Parc_PowOp : Parc_BinaryOp<"pow", "elementwise power lhs ^ rhs">;
 
 class Parc_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
     : Parc_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
@@ -95,6 +96,41 @@ def Parc_TanhOp : Parc_UnaryOp<"tanh", "elementwise hyperbolic tangent">;
 def Parc_ReluOp : Parc_UnaryOp<"relu", "elementwise max(x, 0)">;
 def Parc_SigmoidOp : Parc_UnaryOp<"sigmoid", "elementwise 1 / (1 + exp(-x))">;
 def Parc_SiluOp : Parc_UnaryOp<"silu", "elementwise x * sigmoid(x)">;
+def Parc_SqrtOp : Parc_UnaryOp<"sqrt", "elementwise square root">;
+def Parc_ErfOp : Parc_UnaryOp<"erf", "elementwise Gauss error function">;
+
+def Parc_SelectOp : Parc_Op<"select", [InferTypeOpAdaptor,
+    Parc_FlopCountOpInterface, Parc_ShardingRuleOpInterface,
+    DeclareOpInterfaceMethods<Parc_GradientOpInterface>]> {
+  let summary = "elementwise condition ? lhs : rhs with numpy broadcasting";
+  let description = [{
+    `condition` is a numeric tensor: a nonzero element selects `lhs`, zero
+    selects `rhs` (ONNX's `Where`; the importer brings ONNX `bool` in as
+    `i32` 0/1). The three operands broadcast together as in numpy; `lhs`
+    and `rhs` have the same element type, which the result takes.
+  }];
+  let arguments = (ins Parc_AnyTensor:$condition, Parc_AnyTensor:$lhs,
+                       Parc_AnyTensor:$rhs);
+  let results = (outs Parc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,`
+    type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def Parc_CastOp : Parc_Op<"cast", [Parc_FlopCountOpInterface,
+    Parc_ShardingRuleOpInterface,
+    DeclareOpInterfaceMethods<Parc_GradientOpInterface>]> {
+  let summary = "elementwise conversion to another element type";
+  let description = [{
+    Same shape, new element type. Float to integer truncates toward zero;
+    to a narrower float rounds to nearest.
+  }];
+  let arguments = (ins Parc_AnyTensor:$input);
+  let results = (outs Parc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
 
 def Parc_GeluOp : Parc_UnaryOp<"gelu", "Gaussian error linear unit"> {
   let description = [{

@@ -297,22 +297,37 @@ ShardingRule ConstantOp::getShardingRule() {
   return rule;
 }
 
-// Batch and heads split freely; a query's keys and features stay whole.
-ShardingRule AttentionOp::getShardingRule() {
-  ShardingRule rule;
-  ArrayRef<int64_t> q = getQuery().getType().getShape();
-  ArrayRef<int64_t> k = getKey().getType().getShape();
-  ArrayRef<int64_t> v = getValue().getType().getShape();
+/// The tensors of attention (query, key, value and output): batch and heads
+/// split freely; a query's keys and features stay whole.
+struct AttentionFactors {
+  TensorFactors query, key, value, output;
+};
+
+static AttentionFactors addAttentionFactors(ShardingRule &rule,
+                                            ArrayRef<int64_t> q,
+                                            ArrayRef<int64_t> k,
+                                            ArrayRef<int64_t> v) {
   int64_t batch = rule.addFactor(q[0], FactorKind::Parallel);
   int64_t heads = rule.addFactor(q[1], FactorKind::Parallel);
   int64_t queries = rule.addFactor(q[2], FactorKind::Replicated);
   int64_t keys = rule.addFactor(k[2], FactorKind::Replicated);
   int64_t features = rule.addFactor(q[3], FactorKind::Replicated);
   int64_t valueFeatures = rule.addFactor(v[3], FactorKind::Replicated);
-  rule.addOperand({{batch}, {heads}, {queries}, {features}});
-  rule.addOperand({{batch}, {heads}, {keys}, {features}});
-  rule.addOperand({{batch}, {heads}, {keys}, {valueFeatures}});
-  rule.addResult({{batch}, {heads}, {queries}, {valueFeatures}});
+  return {{{batch}, {heads}, {queries}, {features}},
+          {{batch}, {heads}, {keys}, {features}},
+          {{batch}, {heads}, {keys}, {valueFeatures}},
+          {{batch}, {heads}, {queries}, {valueFeatures}}};
+}
+
+ShardingRule AttentionOp::getShardingRule() {
+  ShardingRule rule;
+  AttentionFactors t = addAttentionFactors(
+      rule, getQuery().getType().getShape(), getKey().getType().getShape(),
+      getValue().getType().getShape());
+  rule.addOperand(t.query);
+  rule.addOperand(t.key);
+  rule.addOperand(t.value);
+  rule.addResult(t.output);
   return rule;
 }
 
@@ -422,25 +437,16 @@ ShardingRule EmbeddingGradOp::getShardingRule() {
 
 ShardingRule AttentionGradOp::getShardingRule() {
   ShardingRule rule;
-  ArrayRef<int64_t> q = getQuery().getType().getShape();
-  ArrayRef<int64_t> k = getKey().getType().getShape();
-  ArrayRef<int64_t> v = getValue().getType().getShape();
-  int64_t batch = rule.addFactor(q[0], FactorKind::Parallel);
-  int64_t heads = rule.addFactor(q[1], FactorKind::Parallel);
-  int64_t queries = rule.addFactor(q[2], FactorKind::Replicated);
-  int64_t keys = rule.addFactor(k[2], FactorKind::Replicated);
-  int64_t features = rule.addFactor(q[3], FactorKind::Replicated);
-  int64_t valueFeatures = rule.addFactor(v[3], FactorKind::Replicated);
-  TensorFactors query = {{batch}, {heads}, {queries}, {features}};
-  TensorFactors key = {{batch}, {heads}, {keys}, {features}};
-  TensorFactors value = {{batch}, {heads}, {keys}, {valueFeatures}};
-  rule.addOperand(query);
-  rule.addOperand(key);
-  rule.addOperand(value);
-  rule.addOperand({{batch}, {heads}, {queries}, {valueFeatures}});
-  rule.addResult(query);
-  rule.addResult(key);
-  rule.addResult(value);
+  AttentionFactors t = addAttentionFactors(
+      rule, getQuery().getType().getShape(), getKey().getType().getShape(),
+      getValue().getType().getShape());
+  rule.addOperand(t.query);
+  rule.addOperand(t.key);
+  rule.addOperand(t.value);
+  rule.addOperand(t.output);
+  rule.addResult(t.query);
+  rule.addResult(t.key);
+  rule.addResult(t.value);
   return rule;
 }
 
