@@ -226,6 +226,46 @@ LogicalResult Partitioner::run() {
   return success();
 }
 
+/// Checks the layouts recorded in the IR (by propagation, or written by
+/// hand) before partitioning trusts them.
+static LogicalResult verifyRecordedShardings(func::FuncOp func,
+                                             dist::MeshOp mesh) {
+  for (BlockArgument argument : func.getArguments())
+    if (auto attr = func.getArgAttrOfType<dist::ShardingAttr>(
+            argument.getArgNumber(), dist::DistDialect::kShardingAttrName))
+      if (failed(dist::verifyShardingForType(
+              attr, cast<ShapedType>(argument.getType()), mesh,
+              "argument #" + std::to_string(argument.getArgNumber()),
+              [&] { return emitError(argument.getLoc()); })))
+        return failure();
+  WalkResult result = func.walk([&](Operation *op) {
+    auto attrs = op->getAttrOfType<ArrayAttr>(kOpShardingsAttrName);
+    if (!attrs)
+      return WalkResult::advance();
+    if (attrs.size() != op->getNumResults()) {
+      op->emitOpError() << "has " << attrs.size() << " entries in '"
+                        << kOpShardingsAttrName << "' for "
+                        << op->getNumResults() << " results";
+      return WalkResult::interrupt();
+    }
+    for (auto [index, attr] : llvm::enumerate(attrs)) {
+      auto sharding = dyn_cast<dist::ShardingAttr>(attr);
+      if (!sharding ||
+          failed(dist::verifyShardingForType(
+              sharding, cast<ShapedType>(op->getResult(index).getType()), mesh,
+              "result #" + std::to_string(index),
+              [&] { return op->emitOpError(); }))) {
+        if (!sharding)
+          op->emitOpError("has a non-sharding entry in '")
+              << kOpShardingsAttrName << "'";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 namespace {
 struct PartitionPass : public parc::impl::PartitionPassBase<PartitionPass> {
   void runOnOperation() override {
@@ -238,7 +278,8 @@ struct PartitionPass : public parc::impl::PartitionPassBase<PartitionPass> {
       func.emitError("refers to unknown mesh ") << meshName;
       return signalPassFailure();
     }
-    if (failed(Partitioner(func, mesh).run()))
+    if (failed(verifyRecordedShardings(func, mesh)) ||
+        failed(Partitioner(func, mesh).run()))
       signalPassFailure();
   }
 };
