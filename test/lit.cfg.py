@@ -29,7 +29,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.parc_tools_dir, config.llvm_tools_dir]
-tools = ["parc-opt", "parc-run", "parc-model", "parc-compile"]
+tools = ["parc-opt", "parc-run", "parc-model", "parc-compile",
+         "parc-translate"]
 
 # Compiled programs run under Open MPI as root in CI, with more ranks than
 # cores.

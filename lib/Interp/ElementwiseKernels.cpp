@@ -57,6 +57,10 @@ static double minus(double a, double b) { return a - b; }
 static double times(double a, double b) { return a * b; }
 static double over(double a, double b) { return a / b; }
 
+static double power(double a, double b) { return std::pow(a, b); }
+static double squareRoot(double x) { return std::sqrt(x); }
+static double errorFunction(double x) { return std::erf(x); }
+
 static double negate(double x) { return -x; }
 static double exponential(double x) { return std::exp(x); }
 static double logarithm(double x) { return std::log(x); }
@@ -80,6 +84,59 @@ static LogicalResult geluKernel(GeluOp op, ArrayRef<const Tensor *> operands,
   return success();
 }
 
+/// The strides of `operand` in the index space of a broadcast result of
+/// rank `rank`: 0 where the operand has a stretched (size-1 or missing)
+/// dimension.
+static SmallVector<int64_t> broadcastStrides(const Tensor &operand,
+                                             int64_t rank) {
+  SmallVector<int64_t> strides(rank, 0);
+  SmallVector<int64_t> own = operand.getStrides();
+  int64_t offset = rank - operand.getRank();
+  for (int64_t dim = 0; dim < operand.getRank(); ++dim)
+    if (operand.shape[dim] != 1)
+      strides[offset + dim] = own[dim];
+  return strides;
+}
+
+static LogicalResult selectKernel(SelectOp, ArrayRef<const Tensor *> operands,
+                                  MutableArrayRef<Tensor> results) {
+  Tensor &result = results[0];
+  int64_t rank = result.getRank();
+  SmallVector<SmallVector<int64_t>> strides;
+  for (const Tensor *operand : operands)
+    strides.push_back(broadcastStrides(*operand, rank));
+  forEachIndex(result.shape, [&](ArrayRef<int64_t> index, int64_t linear) {
+    int64_t at[3] = {0, 0, 0};
+    for (int64_t dim = 0; dim < rank; ++dim)
+      for (int i = 0; i < 3; ++i)
+        at[i] += index[dim] * strides[i][dim];
+    result.values[linear] = operands[0]->values[at[0]] != 0
+                                ? operands[1]->values[at[1]]
+                                : operands[2]->values[at[2]];
+  });
+  return success();
+}
+
+static LogicalResult castKernel(CastOp op, ArrayRef<const Tensor *> operands,
+                                MutableArrayRef<Tensor> results) {
+  Type element = op.getType().getElementType();
+  auto floatType = dyn_cast<FloatType>(element);
+  for (auto [out, in] : llvm::zip_equal(results[0].values,
+                                        operands[0]->values)) {
+    if (!floatType) {
+      out = std::trunc(in);
+      continue;
+    }
+    // Round to the target's precision (nearest, ties to even).
+    APFloat value(in);
+    bool lost;
+    value.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &lost);
+    out = value.convertToDouble();
+  }
+  return success();
+}
+
 void mlir::parc::interp::attachElementwiseKernels(MLIRContext *context) {
   attachKernel<AddOp, binaryKernel<AddOp, plus>>(context);
   attachKernel<SubOp, binaryKernel<SubOp, minus>>(context);
@@ -93,4 +150,9 @@ void mlir::parc::interp::attachElementwiseKernels(MLIRContext *context) {
   attachKernel<SigmoidOp, unaryKernel<SigmoidOp, sigmoid>>(context);
   attachKernel<SiluOp, unaryKernel<SiluOp, silu>>(context);
   attachKernel<GeluOp, geluKernel>(context);
+  attachKernel<PowOp, binaryKernel<PowOp, power>>(context);
+  attachKernel<SqrtOp, unaryKernel<SqrtOp, squareRoot>>(context);
+  attachKernel<ErfOp, unaryKernel<ErfOp, errorFunction>>(context);
+  attachKernel<SelectOp, selectKernel>(context);
+  attachKernel<CastOp, castKernel>(context);
 }

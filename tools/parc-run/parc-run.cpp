@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parc/IR/ModelConvention.h"
+#include "parc/Import/OnnxImporter.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/Interp/EvaluableOpInterface.h"
 #include "parc/Interp/Evaluator.h"
@@ -31,7 +32,7 @@ namespace cl = llvm::cl;
 static cl::OptionCategory category("parc-run options");
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                                      cl::desc("<model.mlir>"),
+                                      cl::desc("<model.mlir | model.onnx>"),
     cl::cat(category));
 static cl::opt<bool> reference(
     "reference", cl::desc("Run with the reference evaluator (compiled "
@@ -178,8 +179,17 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  // A .onnx model is imported first (its dynamic dimensions must be fixed
+  // in the model: parc-translate --input-shape does that).
+  OwningOpRef<ModuleOp> module;
+  if (StringRef(inputFile).ends_with(".onnx")) {
+    FailureOr<OwningOpRef<ModuleOp>> imported = importOnnx(inputFile, &context);
+    if (failed(imported))
+      return 1;
+    module = std::move(*imported);
+  } else {
+    module = parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  }
   if (!module)
     return 1;
   func::FuncOp func = findModelFunction(*module, funcName);

@@ -99,3 +99,18 @@ func.func @init_attribute(
     %g: tensor<4xf32> {parc.init = #parc.init<constant(1.0)>}) {
   return
 }
+
+// CHECK-LABEL: func.func @imported_elementwise
+func.func @imported_elementwise(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %c: tensor<2x1xi32>) -> (tensor<2x3xf32>, tensor<2x3xf16>) {
+  // CHECK: parc.sqrt %{{.*}} : tensor<2x3xf32>
+  %0 = parc.sqrt %x : tensor<2x3xf32>
+  // CHECK: parc.erf %{{.*}} : tensor<2x3xf32>
+  %1 = parc.erf %0 : tensor<2x3xf32>
+  // CHECK: parc.pow %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %2 = parc.pow %1, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: parc.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x1xi32>, tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %3 = parc.select %c, %2, %y : tensor<2x1xi32>, tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: parc.cast %{{.*}} : tensor<2x3xf32> -> tensor<2x3xf16>
+  %4 = parc.cast %3 : tensor<2x3xf32> -> tensor<2x3xf16>
+  return %3, %4 : tensor<2x3xf32>, tensor<2x3xf16>
+}

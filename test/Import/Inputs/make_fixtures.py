@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Writes the tiny ONNX fixtures of test/Import and test/tools/parc-translate
+(run with Debian's /usr/bin/python3, which has onnx 1.12):
+
+  /usr/bin/python3 test/Import/Inputs/make_fixtures.py test/Import/Inputs
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(__file__)
+rng = np.random.default_rng(0)
+
+
+def save(model, name, check=True):
+    model.ir_version = 8
+    if check:
+        onnx.checker.check_model(model)
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def model_of(nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def init(name, array):
+    return numpy_helper.from_array(array.astype(np.float32), name)
+
+
+# An MLP that ends in its loss: Gemm, Relu, Gemm, then mean cross-entropy
+# written as LogSoftmax and a one-hot product (labels given one-hot).
+mlp = model_of(
+    [helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"],
+                      transB=1, name="fc1"),
+     helper.make_node("Relu", ["h"], ["a"], name="relu"),
+     helper.make_node("Gemm", ["a", "fc2.weight", "fc2.bias"], ["logits"],
+                      transB=1, name="fc2")],
+    [f32("x", [4, 8])], [f32("logits", [4, 3])],
+    [init("fc1.weight", rng.normal(0, 0.3, (16, 8))),
+     init("fc1.bias", np.zeros(16)),
+     init("fc2.weight", rng.normal(0, 0.3, (3, 16))),
+     init("fc2.bias", np.zeros(3))])
+save(mlp, "mlp.onnx")
+
+# The same MLP ending in its loss: SoftmaxCrossEntropyLoss (mean) against
+# integer labels, which imports as parc.cross_entropy.
+mlp.graph.node.append(helper.make_node(
+    "SoftmaxCrossEntropyLoss", ["logits", "labels"], ["loss"], name="loss"))
+mlp.graph.input.append(
+    helper.make_tensor_value_info("labels", TensorProto.INT64, [4]))
+del mlp.graph.output[:]
+mlp.graph.output.extend([f32("loss", [])])
+save(mlp, "mlp-loss.onnx")
+
+# GELU (erf form) and layer norm as PyTorch exports them, unfused.
+c = lambda name, v: helper.make_node(
+    "Constant", [], [name], value=numpy_helper.from_array(
+        np.array(v, dtype=np.float32), name + "_value"))
+axes = helper.make_node("Constant", [], ["axes"], value=numpy_helper.from_array(
+    np.array([-1], dtype=np.int64), "axes_value"))
+patterns = model_of(
+    [c("sqrt2", 1.4142135381698608), c("one", 1.0), c("half", 0.5),
+     c("two", 2.0), c("eps", 1e-5),
+     helper.make_node("Div", ["x", "sqrt2"], ["d"]),
+     helper.make_node("Erf", ["d"], ["e"]),
+     helper.make_node("Add", ["e", "one"], ["a"]),
+     helper.make_node("Mul", ["x", "a"], ["m"]),
+     helper.make_node("Mul", ["m", "half"], ["g"]),
+     helper.make_node("ReduceMean", ["g"], ["mean"], axes=[-1]),
+     helper.make_node("Sub", ["g", "mean"], ["centered"]),
+     helper.make_node("Pow", ["centered", "two"], ["sq"]),
+     helper.make_node("ReduceMean", ["sq"], ["var"], axes=[-1]),
+     helper.make_node("Add", ["var", "eps"], ["ve"]),
+     helper.make_node("Sqrt", ["ve"], ["std"]),
+     helper.make_node("Div", ["centered", "std"], ["n"]),
+     helper.make_node("Mul", ["n", "ln.weight"], ["scaled"]),
+     helper.make_node("Add", ["scaled", "ln.bias"], ["y"])],
+    [f32("x", [2, 8])], [f32("y", [2, 8])],
+    [init("ln.weight", np.ones(8)), init("ln.bias", np.zeros(8))])
+save(patterns, "patterns.onnx")
+
+# A dynamic batch dimension.
+dynamic = model_of([helper.make_node("Relu", ["x"], ["y"])],
+                   [f32("x", ["batch", 8])], [f32("y", ["batch", 8])])
+save(dynamic, "dynamic.onnx")
+
+# An op parc does not import.
+conv = model_of([helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")],
+                [f32("x", [1, 1, 4, 4])], [f32("y", [1, 1, 2, 2])],
+                [init("w", np.ones((1, 1, 3, 3)))])
+save(conv, "unsupported-op.onnx")
+
+# Opset 11: below the supported range.
+old = model_of([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])],
+               [f32("y", [2])], opset=11)
+save(old, "opset11.onnx")
+
+# The checker rejects it: a node reads a value nothing defines.
+bad = model_of([helper.make_node("Relu", ["nowhere"], ["y"])],
+               [f32("x", [2])], [f32("y", [2])])
+save(bad, "checker-fails.onnx", check=False)
+
+# Truncated: the first half of the MLP's bytes.
+raw = mlp.SerializeToString()
+with open(os.path.join(out, "truncated.onnx"), "wb") as f:
+    f.write(raw[:len(raw) // 2])
+
+# Not ONNX at all.
+with open(os.path.join(out, "not-onnx.onnx"), "w") as f:
+    f.write("module {\n  func.func @forward() {\n    return\n  }\n}\n")

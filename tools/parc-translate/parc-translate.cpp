@@ -1,0 +1,79 @@
+//===- parc-translate.cpp - imports models into the parc dialect ----------===//
+//
+//   parc-translate --import-onnx model.onnx -o model.mlir
+//                  [--input-shape name=d0,d1,... ...]
+//
+// The output file is opened only after the import succeeded: a failed
+// import exits 1 and leaves no file behind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/Import/OnnxImporter.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("parc-translate options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx>"),
+                                      cl::cat(category));
+static cl::opt<bool> importOnnxFlag(
+    "import-onnx", cl::desc("Import an ONNX model (opsets 13 to 17)"),
+    cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("filename"),
+                                       cl::init("-"), cl::cat(category));
+static cl::list<std::string> inputShapeSpecs(
+    "input-shape",
+    cl::desc("Fix the shape of a graph input with dynamic dimensions: "
+             "name=d0,d1,... (repeatable)"),
+    cl::value_desc("name=d0,d1,..."), cl::cat(category));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "parc model importer\n");
+  auto fail = [](const Twine &message) {
+    llvm::WithColor::error(llvm::errs(), "parc-translate") << message << "\n";
+    return 1;
+  };
+  if (!importOnnxFlag)
+    return fail("choose a translation: --import-onnx");
+
+  SmallVector<OnnxInputShape> shapes;
+  for (const std::string &spec : inputShapeSpecs) {
+    std::string error;
+    FailureOr<OnnxInputShape> shape = parseOnnxInputShape(spec, error);
+    if (failed(shape))
+      return fail(error);
+    shapes.push_back(*shape);
+  }
+
+  MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      importOnnx(inputFile, &context, shapes);
+  if (failed(module))
+    return 1;
+
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &error);
+  if (!output)
+    return fail(error);
+  (*module)->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
