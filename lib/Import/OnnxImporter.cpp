@@ -89,9 +89,10 @@ struct Reported {};
 class Importer {
 public:
   Importer(StringRef path, MLIRContext *context,
-           ArrayRef<OnnxInputShape> inputShapes)
+           ArrayRef<OnnxInputShape> inputShapes,
+           SmallVectorImpl<OnnxWeight> *weights)
       : path(path), context(context), builder(context),
-        inputShapes(inputShapes),
+        inputShapes(inputShapes), weights(weights),
         fileLoc(FileLineColLoc::get(context, path, 0, 0)) {}
 
   FailureOr<OwningOpRef<ModuleOp>> run();
@@ -156,6 +157,7 @@ private:
   MLIRContext *context;
   OpBuilder builder;
   ArrayRef<OnnxInputShape> inputShapes;
+  SmallVectorImpl<OnnxWeight> *weights;
   Location fileLoc;
   onnx::ModelProto model;
   int64_t opset = 0;
@@ -1180,8 +1182,11 @@ LogicalResult Importer::buildFunction() {
         readTensor(tensor, "initializer '" + tensor.name() + "'");
     if (failed(read))
       return failure();
-    if (isa<FloatType>(read->type.getElementType()))
+    if (isa<FloatType>(read->type.getElementType())) {
       addArgument(tensor.name(), read->type, "param");
+      if (weights)
+        weights->push_back({tensor.name(), read->type, read->values});
+    }
     known[tensor.name()] = std::move(*read);
   }
   for (const onnx::ValueInfoProto &input : graph.input()) {
@@ -1292,9 +1297,10 @@ FailureOr<OwningOpRef<ModuleOp>> Importer::run() {
 
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::parc::importOnnx(StringRef path, MLIRContext *context,
-                       ArrayRef<OnnxInputShape> inputShapes) {
+                       ArrayRef<OnnxInputShape> inputShapes,
+                       SmallVectorImpl<OnnxWeight> *weights) {
   try {
-    Importer importer(path, context, inputShapes);
+    Importer importer(path, context, inputShapes, weights);
     return importer.run();
   } catch (const std::exception &error) {
     return emitError(FileLineColLoc::get(context, path, 0, 0))

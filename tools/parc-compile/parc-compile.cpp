@@ -12,6 +12,8 @@
 #include "parc/Conversion/ObjectEmission.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Conversion/RuntimeCallOpInterface.h"
+#include "parc/Import/OnnxImporter.h"
+#include "parcrt/Safetensors.h"
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/RuntimeLinkConfig.h"
@@ -151,8 +153,20 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  // An ONNX model is imported first; its weights are written next to the
+  // program for --weights.
+  OwningOpRef<ModuleOp> module;
+  SmallVector<OnnxWeight> onnxWeights;
+  bool fromOnnx = StringRef(inputFile).ends_with(".onnx");
+  if (fromOnnx) {
+    FailureOr<OwningOpRef<ModuleOp>> imported =
+        importOnnx(inputFile, &context, {}, &onnxWeights);
+    if (failed(imported))
+      return 1;
+    module = std::move(*imported);
+  } else {
+    module = parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  }
   if (!module)
     return 1;
   if (!meshSpec.empty() && failed(addMesh(*module, meshSpec)))
@@ -221,6 +235,22 @@ int main(int argc, char **argv) {
     llvm::sys::path::append(file, name);
     return std::string(file);
   };
+  if (fromOnnx) {
+    parcrt::SafetensorsWriter writer;
+    for (const OnnxWeight &weight : onnxWeights) {
+      Type element = weight.type.getElementType();
+      writer.add(weight.name,
+                 element.isF16()    ? parcrt::DType::F16
+                 : element.isBF16() ? parcrt::DType::BF16
+                                    : parcrt::DType::F32,
+                 std::vector<int64_t>(weight.type.getShape().begin(),
+                                      weight.type.getShape().end()),
+                 weight.values.data());
+    }
+    std::string error;
+    if (!writer.write(outPath("weights.safetensors"), &error))
+      return fail(error);
+  }
   std::string summary;
   llvm::raw_string_ostream os(summary);
   os << "ranks: " << ranks << "\n";
@@ -304,6 +334,9 @@ int main(int argc, char **argv) {
                                     llvm::sys::fs::all_exe |
                                     llvm::sys::fs::owner_write);
 
+  if (fromOnnx)
+    llvm::outs() << "the model's weights: launch.sh --weights "
+                 << outPath("weights.safetensors") << "\n";
   llvm::outs() << "wrote " << outPath("program") << ", "
                << outPath("manifest.json") << ", " << outPath("launch.sh")
                << "\n";

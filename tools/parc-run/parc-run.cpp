@@ -182,8 +182,11 @@ int main(int argc, char **argv) {
   // A .onnx model is imported first (its dynamic dimensions must be fixed
   // in the model: parc-translate --input-shape does that).
   OwningOpRef<ModuleOp> module;
+  // An ONNX model brings its weights; --weights overrides them by name.
+  SmallVector<OnnxWeight> onnxWeights;
   if (StringRef(inputFile).ends_with(".onnx")) {
-    FailureOr<OwningOpRef<ModuleOp>> imported = importOnnx(inputFile, &context);
+    FailureOr<OwningOpRef<ModuleOp>> imported =
+        importOnnx(inputFile, &context, {}, &onnxWeights);
     if (failed(imported))
       return 1;
     module = std::move(*imported);
@@ -231,6 +234,8 @@ int main(int argc, char **argv) {
   }
 
   llvm::StringMap<interp::Tensor> given;
+  for (const OnnxWeight &weight : onnxWeights)
+    given[weight.name] = interp::Tensor(weight.type.getShape(), weight.values);
   if (failed(loadTensors(weightsFile, "--weights", *arguments,
                          {ArgumentRole::Param, ArgumentRole::OptState},
                          given)) ||

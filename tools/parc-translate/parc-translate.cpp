@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parc/Import/OnnxImporter.h"
+#include "parcrt/Safetensors.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
@@ -39,6 +40,21 @@ static cl::list<std::string> inputShapeSpecs(
              "name=d0,d1,... (repeatable)"),
     cl::value_desc("name=d0,d1,..."), cl::cat(category));
 
+static cl::opt<std::string> weightsOut(
+    "weights-out",
+    cl::desc("Also write the model's weights (its float initializers) to "
+             "this safetensors file, named like the param arguments"),
+    cl::value_desc("file"), cl::cat(category));
+
+/// The safetensors dtype of a float element type.
+static parcrt::DType fileDType(Type element) {
+  if (element.isF16())
+    return parcrt::DType::F16;
+  if (element.isBF16())
+    return parcrt::DType::BF16;
+  return parcrt::DType::F32;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -62,10 +78,22 @@ int main(int argc, char **argv) {
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  SmallVector<OnnxWeight> weights;
   FailureOr<OwningOpRef<ModuleOp>> module =
-      importOnnx(inputFile, &context, shapes);
+      importOnnx(inputFile, &context, shapes, &weights);
   if (failed(module))
     return 1;
+  if (!weightsOut.empty()) {
+    parcrt::SafetensorsWriter writer;
+    for (const OnnxWeight &weight : weights)
+      writer.add(weight.name, fileDType(weight.type.getElementType()),
+                 std::vector<int64_t>(weight.type.getShape().begin(),
+                                      weight.type.getShape().end()),
+                 weight.values.data());
+    std::string error;
+    if (!writer.write(weightsOut, &error))
+      return fail(error);
+  }
 
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output =

@@ -30,10 +30,19 @@ struct OnnxInputShape {
 FailureOr<OnnxInputShape> parseOnnxInputShape(StringRef spec,
                                               std::string &error);
 
-/// Imports the ONNX model at `path`.
+/// The value of a float initializer: the weights the model was exported with.
+struct OnnxWeight {
+  std::string name;
+  RankedTensorType type;
+  std::vector<double> values;
+};
+
+/// Imports the ONNX model at `path`. With `weights`, also returns the
+/// values of the initializers that became `param` arguments.
 FailureOr<OwningOpRef<ModuleOp>>
 importOnnx(StringRef path, MLIRContext *context,
-           ArrayRef<OnnxInputShape> inputShapes = {});
+           ArrayRef<OnnxInputShape> inputShapes = {},
+           SmallVectorImpl<OnnxWeight> *weights = nullptr);
 
 /// The ONNX op types the importer converts, sorted.
 ArrayRef<StringRef> getSupportedOnnxOps();
