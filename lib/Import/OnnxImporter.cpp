@@ -205,7 +205,12 @@ LogicalResult Importer::load() {
            << kMinOpset << " to " << kMaxOpset
            << " (convert it with onnx.version_converter)";
   try {
-    onnx::shape_inference::InferShapes(model);
+    // Strict: a node whose shapes do not fit is an error here, before parc's
+    // own shape rules would meet it while building ops.
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(),
+        onnx::ShapeInferenceOptions(/*check_type_val=*/true,
+                                    /*strict_mode_val=*/1));
   } catch (const std::exception &error) {
     return emitError(fileLoc) << "ONNX shape inference fails on '" << path
                               << "': " << error.what();

@@ -117,3 +117,9 @@ with open(os.path.join(out, "truncated.onnx"), "wb") as f:
 # Not ONNX at all.
 with open(os.path.join(out, "not-onnx.onnx"), "w") as f:
     f.write("module {\n  func.func @forward() {\n    return\n  }\n}\n")
+
+# Shapes that do not fit: the checker accepts it, strict shape inference
+# does not ([2, 3] + [4] cannot broadcast).
+mismatch = model_of([helper.make_node("Add", ["a", "b"], ["c"], name="add")],
+                    [f32("a", [2, 3]), f32("b", [4])], [f32("c", [2, 3])])
+save(mismatch, "shape-mismatch.onnx")
