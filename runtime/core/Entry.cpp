@@ -93,6 +93,14 @@ void parcrt_div(parcrt_context *ctx, const int64_t *t, const int64_t *,
                 const double *) {
   binary(ctx, '/', t);
 }
+void parcrt_pow(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                const double *) {
+  binary(ctx, '^', t);
+}
+void parcrt_select(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                   const double *) {
+  ctx->backend->select(decodeAll(ctx, t, 4).data());
+}
 
 void parcrt_neg(parcrt_context *ctx, const int64_t *t, const int64_t *,
                 const double *) {
@@ -121,6 +129,14 @@ void parcrt_sigmoid(parcrt_context *ctx, const int64_t *t, const int64_t *,
 void parcrt_silu(parcrt_context *ctx, const int64_t *t, const int64_t *,
                  const double *) {
   unary(ctx, Unary::Silu, t);
+}
+void parcrt_sqrt(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                 const double *) {
+  unary(ctx, Unary::Sqrt, t);
+}
+void parcrt_erf(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                const double *) {
+  unary(ctx, Unary::Erf, t);
 }
 void parcrt_gelu(parcrt_context *ctx, const int64_t *t, const int64_t *ints,
                  const double *) {

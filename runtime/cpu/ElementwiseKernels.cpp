@@ -3,7 +3,11 @@
 #include "cpu/Blocks.h"
 #include "cpu/Kernels.h"
 
+#include "core/Fatal.h"
+
 #include <cmath>
+#include <cstring>
+#include <string>
 
 using namespace parcrt;
 
@@ -52,9 +56,41 @@ void cpu::binary(char op, const TensorRef *t) {
     return broadcast(t, [](float a, float b) { return a - b; });
   case '*':
     return broadcast(t, [](float a, float b) { return a * b; });
+  case '^':
+    // In double and rounded once, as the reference evaluator does.
+    return broadcast(t, [](float a, float b) {
+      return static_cast<float>(
+          std::pow(static_cast<double>(a), static_cast<double>(b)));
+    });
   default:
     return broadcast(t, [](float a, float b) { return a / b; });
   }
+}
+
+void cpu::select(const TensorRef *t) {
+  const TensorRef &result = t[3];
+  requireInteger("select", "the condition", t[0]);
+  if (t[1].dtype != result.dtype || t[2].dtype != result.dtype)
+    fatal(std::string("select: operands ") + dtypeName(t[1].dtype) + " and " +
+          dtypeName(t[2].dtype) + ", result " + dtypeName(result.dtype) +
+          ": dtypes must match");
+  std::vector<int64_t> strides[3];
+  for (int i = 0; i < 3; ++i)
+    strides[i] = alignedStrides(t[i], result);
+  size_t elementBytes = dtypeBytes(result.dtype);
+  const auto *onTrue = static_cast<const char *>(t[1].data);
+  const auto *onFalse = static_cast<const char *>(t[2].data);
+  auto *out = static_cast<char *>(result.data);
+  cpu::forEachIndex(
+      result.shape, result.rank, [&](const int64_t *index, int64_t linear) {
+        int64_t at[3] = {0, 0, 0};
+        for (int dim = 0; dim < result.rank; ++dim)
+          for (int i = 0; i < 3; ++i)
+            at[i] += index[dim] * strides[i][dim];
+        const char *chosen = integerAt(t[0], at[0]) != 0 ? onTrue + at[1] * elementBytes
+                                       : onFalse + at[2] * elementBytes;
+        std::memcpy(out + linear * elementBytes, chosen, elementBytes);
+      });
 }
 
 template <typename Fn> static void map(const TensorRef *t, Fn fn) {
@@ -88,6 +124,10 @@ void cpu::unary(Backend::Unary op, const TensorRef *t) {
     return map(t, [](double x) {
       return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
     });
+  case Unary::Sqrt:
+    return map(t, [](double x) { return std::sqrt(x); });
+  case Unary::Erf:
+    return map(t, [](double x) { return std::erf(x); });
   case Unary::GeluTanh:
     return map(t, [](double x) {
       return 0.5 * x *

@@ -123,6 +123,7 @@ public:
 
   void binary(char op, const TensorRef *t) override;
   void unary(Unary op, const TensorRef *t) override;
+  void select(const TensorRef *t) override;
   void matmul(const TensorRef *t, bool transposeLhs,
               bool transposeRhs) override;
   void softmax(const TensorRef *t, int64_t axis) override;
@@ -359,6 +360,16 @@ void CudaBackend::binary(char op, const TensorRef *t) {
 void CudaBackend::unary(Unary op, const TensorRef *t) {
   requireF32("unary", t, 2);
   check(launchUnary(op, t, stream), "unary kernel");
+}
+
+void CudaBackend::select(const TensorRef *t) {
+  if (t[0].dtype != PARCRT_I32 && t[0].dtype != PARCRT_I64)
+    fatal("select: the condition must be i32 or i64, not %s",
+          dtypeName(t[0].dtype));
+  if (t[1].dtype != t[3].dtype || t[2].dtype != t[3].dtype)
+    fatal("select: operands %s and %s, result %s: dtypes must match",
+          dtypeName(t[1].dtype), dtypeName(t[2].dtype), dtypeName(t[3].dtype));
+  check(launchSelect(t, stream), "select kernel");
 }
 
 void CudaBackend::softmax(const TensorRef *t, int64_t axis) {

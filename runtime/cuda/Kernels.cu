@@ -82,6 +82,11 @@ template <typename T> __device__ T applyBinary(char op, T a, T b) {
     return a - b;
   case '*':
     return a * b;
+  case '^':
+    if constexpr (std::is_integral_v<T>)
+      return T(pow(double(a), double(b)));
+    else
+      return powf(a, b);
   default:
     if constexpr (std::is_integral_v<T>)
       return b == 0 ? T(0) : a / b;
@@ -155,6 +160,10 @@ template <Backend::Unary Op> __device__ float applyUnary(float x) {
     return 1.0f / (1.0f + expf(-x));
   else if constexpr (Op == U::Silu)
     return x / (1.0f + expf(-x));
+  else if constexpr (Op == U::Sqrt)
+    return sqrtf(x);
+  else if constexpr (Op == U::Erf)
+    return erff(x);
   else if constexpr (Op == U::GeluErf)
     return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
   else // GeluTanh
@@ -631,7 +640,51 @@ cudaError_t parcrt::cuda::launchUnary(Backend::Unary op, const TensorRef *t,
     return unaryTyped<U::GeluErf>(t, stream);
   case U::GeluTanh:
     return unaryTyped<U::GeluTanh>(t, stream);
+  case U::Sqrt:
+    return unaryTyped<U::Sqrt>(t, stream);
+  case U::Erf:
+    return unaryTyped<U::Erf>(t, stream);
   }
+  return cudaErrorInvalidValue;
+}
+
+template <typename Condition, typename Word>
+__global__ void selectKernel(const Condition *condition, const Word *onTrue,
+                             const Word *onFalse, Word *out, int64_t n,
+                             IndexMap conditionMap, IndexMap onTrueMap,
+                             IndexMap onFalseMap) {
+  GRID_STRIDE_LOOP(i, n) {
+    out[i] = condition[conditionMap.offset(i)] != 0
+                 ? onTrue[onTrueMap.offset(i)]
+                 : onFalse[onFalseMap.offset(i)];
+  }
+}
+
+template <typename Condition> struct SelectLaunch {
+  const TensorRef *t;
+  int64_t n;
+  cudaStream_t stream;
+  template <typename Word> cudaError_t operator()() const {
+    selectKernel<Condition, Word><<<gridFor(n), kThreads, 0, stream>>>(
+        static_cast<const Condition *>(t[0].data),
+        static_cast<const Word *>(t[1].data),
+        static_cast<const Word *>(t[2].data), static_cast<Word *>(t[3].data),
+        n, broadcastMap(t[0], t[3]), broadcastMap(t[1], t[3]),
+        broadcastMap(t[2], t[3]));
+    return cudaGetLastError();
+  }
+};
+
+cudaError_t parcrt::cuda::launchSelect(const TensorRef *t,
+                                       cudaStream_t stream) {
+  int64_t n = countOf(t[3]);
+  if (n == 0)
+    return cudaSuccess;
+  size_t elementBytes = dtypeBytes(t[3].dtype);
+  if (t[0].dtype == PARCRT_I32)
+    return dispatchBytes(elementBytes, SelectLaunch<int32_t>{t, n, stream});
+  if (t[0].dtype == PARCRT_I64)
+    return dispatchBytes(elementBytes, SelectLaunch<int64_t>{t, n, stream});
   return cudaErrorInvalidValue;
 }
 

@@ -22,13 +22,17 @@
 
 namespace parcrt::cuda {
 
-/// Elementwise `op` ('+', '-', '*', '/') of t[0] and t[1] with numpy
+/// Elementwise `op` ('+', '-', '*', '/', '^') of t[0] and t[1] with numpy
 /// broadcasting into t[2]; all three share one dtype (f32, i32 or i64).
 cudaError_t launchBinary(char op, const TensorRef *t, cudaStream_t stream);
 
 /// Unary f32 ops, numbered as Backend::Unary.
 cudaError_t launchUnary(Backend::Unary op, const TensorRef *t,
                         cudaStream_t stream);
+
+/// t[3] = t[0] != 0 ? t[1] : t[2], broadcast; the condition is i32 or i64,
+/// the values of any dtype.
+cudaError_t launchSelect(const TensorRef *t, cudaStream_t stream);
 
 /// softmax of t[0] along `axis` into t[1] (f32).
 cudaError_t launchSoftmax(const TensorRef *t, int64_t axis,

@@ -67,9 +67,25 @@ public:
   virtual void synchronize() = 0;
 
   // Elementwise and activations.
-  virtual void binary(char op, const TensorRef *t) = 0; // '+', '-', '*', '/'
-  enum class Unary { Neg, Exp, Log, Tanh, Relu, Sigmoid, Silu, GeluErf, GeluTanh };
+  /// op is '+', '-', '*', '/' or '^' (power).
+  virtual void binary(char op, const TensorRef *t) = 0;
+  enum class Unary {
+    Neg,
+    Exp,
+    Log,
+    Tanh,
+    Relu,
+    Sigmoid,
+    Silu,
+    GeluErf,
+    GeluTanh,
+    Sqrt,
+    Erf
+  };
   virtual void unary(Unary op, const TensorRef *t) = 0;
+  /// t = {condition (i32 or i64), on_true, on_false, result}, numpy
+  /// broadcasting of the three operands; any result dtype.
+  virtual void select(const TensorRef *t) = 0;
 
   // Linear algebra, normalization, lookup.
   virtual void matmul(const TensorRef *t, bool transposeLhs,

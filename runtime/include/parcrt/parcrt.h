@@ -58,6 +58,9 @@ void parcrt_add(parcrt_context *, const int64_t *, const int64_t *, const double
 void parcrt_sub(parcrt_context *, const int64_t *, const int64_t *, const double *);
 void parcrt_mul(parcrt_context *, const int64_t *, const int64_t *, const double *);
 void parcrt_div(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_pow(parcrt_context *, const int64_t *, const int64_t *, const double *);
+/* operands: condition (nonzero = true), on_true, on_false; broadcast. */
+void parcrt_select(parcrt_context *, const int64_t *, const int64_t *, const double *);
 
 /* Unary: one operand, one result of the same shape. */
 void parcrt_neg(parcrt_context *, const int64_t *, const int64_t *, const double *);
@@ -67,6 +70,8 @@ void parcrt_tanh(parcrt_context *, const int64_t *, const int64_t *, const doubl
 void parcrt_relu(parcrt_context *, const int64_t *, const int64_t *, const double *);
 void parcrt_sigmoid(parcrt_context *, const int64_t *, const int64_t *, const double *);
 void parcrt_silu(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_sqrt(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_erf(parcrt_context *, const int64_t *, const int64_t *, const double *);
 /* ints: [tanh_form (0 = erf, 1 = tanh)] */
 void parcrt_gelu(parcrt_context *, const int64_t *, const int64_t *, const double *);
 

@@ -1,0 +1,14 @@
+// The elementwise ops ONNX models bring (sqrt, erf, pow, select), with
+// numpy broadcasting of every operand shape the runtime sees.
+func.func @forward(%x: tensor<4x6xf32> {parc.role = "input", parc.name = "x"},
+                   %y: tensor<6xf32> {parc.role = "param", parc.name = "y"})
+    -> (tensor<4x6xf32> {parc.name = "out"}) {
+  %e = parc.exp %x : tensor<4x6xf32>
+  %s = parc.sqrt %e : tensor<4x6xf32>
+  %f = parc.erf %s : tensor<4x6xf32>
+  %p = parc.pow %e, %y : tensor<4x6xf32>, tensor<6xf32> -> tensor<4x6xf32>
+  %c = parc.constant dense<[[1], [0], [0], [1]]> : tensor<4x1xi32>
+  %t = parc.select %c, %p, %y : tensor<4x1xi32>, tensor<4x6xf32>, tensor<6xf32> -> tensor<4x6xf32>
+  %out = parc.add %t, %f : tensor<4x6xf32>, tensor<4x6xf32> -> tensor<4x6xf32>
+  return %out : tensor<4x6xf32>
+}
