@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Launches a compiled program, then kills (SIGKILL) or stops (SIGSTOP) one
-of its ranks mid-run, and checks that the whole job exits non-zero within
+of its ranks once rank 0 has printed its first step (so every rank is past
+setup, whose collectives the watchdog does not cover), and checks that the whole job exits non-zero within
 the deadline with a message naming a rank.
 
 usage: kill-rank.py kill|stop RANK DEADLINE_S LAUNCH_SH [PROGRAM ARGS...]
@@ -9,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 mode, victim, deadline = sys.argv[1], sys.argv[2], float(sys.argv[3])
@@ -40,25 +42,36 @@ def rank_pids():
     return found
 
 
-start = time.time()
+chunks = []
+first_step = threading.Event()
+
+
+def read_output():
+    for line in job.stdout:
+        chunks.append(line)
+        if line.startswith(b"step "):
+            first_step.set()
+
+
+reader = threading.Thread(target=read_output, daemon=True)
+reader.start()
 target = None
-while time.time() - start < 20 and target is None:
-    time.sleep(0.2)
+if first_step.wait(timeout=60):
     target = rank_pids().get(victim)
 if target is None:
-    job.kill()
-    sys.exit(f"rank {victim} never started")
-time.sleep(1.0)
+    os.killpg(job.pid, signal.SIGKILL)
+    sys.exit(f"rank {victim} never ran a step")
 os.kill(target, signal.SIGKILL if mode == "kill" else signal.SIGSTOP)
 hit = time.time()
 try:
-    output, _ = job.communicate(timeout=deadline)
+    job.wait(timeout=deadline)
+    reader.join(timeout=deadline)
 except subprocess.TimeoutExpired:
     os.killpg(job.pid, signal.SIGKILL)
     if mode == "stop":
         os.kill(target, signal.SIGKILL)
     sys.exit(f"the job did not exit within {deadline} s")
-text = output.decode(errors="replace")
+text = b"".join(chunks).decode(errors="replace")
 sys.stdout.write(text)
 print(f"exit code {job.returncode} after {time.time() - hit:.1f} s")
 if job.returncode == 0:
