@@ -300,7 +300,7 @@ template <typename... OpTs> void attach(MLIRContext *context) {
 void mlir::parc::registerRuntimeCallModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, ParcDialect *) {
     attach<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, TanhOp, ReluOp,
-           SigmoidOp, SiluOp, GeluOp, PowOp, SqrtOp, ErfOp, SelectOp, MatmulOp, SoftmaxOp, LayerNormOp,
+           SigmoidOp, SiluOp, GeluOp, PowOp, SqrtOp, ErfOp, SelectOp, CastOp, MatmulOp, SoftmaxOp, LayerNormOp,
            RmsNormOp, EmbeddingOp, TakeOp, ReshapeOp, TransposeOp,
            ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ConcatOp, SliceOp,
            ConstantOp, AttentionOp, CrossEntropyOp, BroadcastToOp,

@@ -130,6 +130,10 @@ void parcrt_silu(parcrt_context *ctx, const int64_t *t, const int64_t *,
                  const double *) {
   unary(ctx, Unary::Silu, t);
 }
+void parcrt_cast(parcrt_context *ctx, const int64_t *t, const int64_t *,
+                 const double *) {
+  ctx->backend->cast(decodeAll(ctx, t, 2).data());
+}
 void parcrt_sqrt(parcrt_context *ctx, const int64_t *t, const int64_t *,
                  const double *) {
   unary(ctx, Unary::Sqrt, t);

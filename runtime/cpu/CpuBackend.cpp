@@ -37,6 +37,7 @@ public:
   void binary(char op, const TensorRef *t) override { cpu::binary(op, t); }
   void unary(Unary op, const TensorRef *t) override { cpu::unary(op, t); }
   void select(const TensorRef *t) override { cpu::select(t); }
+  void cast(const TensorRef *t) override { cpu::cast(t); }
   void matmul(const TensorRef *t, bool transposeLhs,
               bool transposeRhs) override {
     cpu::matmul(t, transposeLhs, transposeRhs);

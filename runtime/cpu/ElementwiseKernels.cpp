@@ -4,6 +4,7 @@
 #include "cpu/Kernels.h"
 
 #include "core/Fatal.h"
+#include "parcrt/Values.h"
 
 #include <cmath>
 #include <cstring>
@@ -91,6 +92,11 @@ void cpu::select(const TensorRef *t) {
                                        : onFalse + at[2] * elementBytes;
         std::memcpy(out + linear * elementBytes, chosen, elementBytes);
       });
+}
+
+void cpu::cast(const TensorRef *t) {
+  encodeValues(decodeValues(t[0].data, t[0].dtype, t[0].numElements()),
+               t[1].dtype, t[1].data);
 }
 
 template <typename Fn> static void map(const TensorRef *t, Fn fn) {

@@ -26,6 +26,7 @@ int64_t integerAt(const TensorRef &t, int64_t index);
 void binary(char op, const TensorRef *t);
 void unary(Backend::Unary op, const TensorRef *t);
 void select(const TensorRef *t);
+void cast(const TensorRef *t);
 
 void matmul(const TensorRef *t, bool transposeLhs, bool transposeRhs);
 void attention(const TensorRef *t, bool causal, double scale);

@@ -124,6 +124,7 @@ public:
   void binary(char op, const TensorRef *t) override;
   void unary(Unary op, const TensorRef *t) override;
   void select(const TensorRef *t) override;
+  void cast(const TensorRef *t) override;
   void matmul(const TensorRef *t, bool transposeLhs,
               bool transposeRhs) override;
   void softmax(const TensorRef *t, int64_t axis) override;
@@ -370,6 +371,16 @@ void CudaBackend::select(const TensorRef *t) {
     fatal("select: operands %s and %s, result %s: dtypes must match",
           dtypeName(t[1].dtype), dtypeName(t[2].dtype), dtypeName(t[3].dtype));
   check(launchSelect(t, stream), "select kernel");
+}
+
+void CudaBackend::cast(const TensorRef *t) {
+  for (int i = 0; i < 2; ++i)
+    if (t[i].dtype != PARCRT_F32 && t[i].dtype != PARCRT_I32 &&
+        t[i].dtype != PARCRT_I64)
+      fatal("cast %s -> %s: the cuda backend converts between f32, i32 and "
+            "i64 only",
+            dtypeName(t[0].dtype), dtypeName(t[1].dtype));
+  check(launchCast(t, stream), "cast kernel");
 }
 
 void CudaBackend::softmax(const TensorRef *t, int64_t axis) {

@@ -648,6 +648,49 @@ cudaError_t parcrt::cuda::launchUnary(Backend::Unary op, const TensorRef *t,
   return cudaErrorInvalidValue;
 }
 
+template <typename From, typename To>
+__global__ void castKernel(const From *in, To *out, int64_t n) {
+  GRID_STRIDE_LOOP(i, n) { out[i] = static_cast<To>(in[i]); }
+}
+
+template <typename From>
+cudaError_t castFrom(const TensorRef *t, int64_t n, cudaStream_t stream) {
+  const From *in = static_cast<const From *>(t[0].data);
+  switch (t[1].dtype) {
+  case PARCRT_F32:
+    castKernel<<<gridFor(n), kThreads, 0, stream>>>(
+        in, static_cast<float *>(t[1].data), n);
+    break;
+  case PARCRT_I32:
+    castKernel<<<gridFor(n), kThreads, 0, stream>>>(
+        in, static_cast<int32_t *>(t[1].data), n);
+    break;
+  case PARCRT_I64:
+    castKernel<<<gridFor(n), kThreads, 0, stream>>>(
+        in, static_cast<int64_t *>(t[1].data), n);
+    break;
+  default:
+    return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t parcrt::cuda::launchCast(const TensorRef *t, cudaStream_t stream) {
+  int64_t n = countOf(t[1]);
+  if (n == 0)
+    return cudaSuccess;
+  switch (t[0].dtype) {
+  case PARCRT_F32:
+    return castFrom<float>(t, n, stream);
+  case PARCRT_I32:
+    return castFrom<int32_t>(t, n, stream);
+  case PARCRT_I64:
+    return castFrom<int64_t>(t, n, stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
+
 template <typename Condition, typename Word>
 __global__ void selectKernel(const Condition *condition, const Word *onTrue,
                              const Word *onFalse, Word *out, int64_t n,

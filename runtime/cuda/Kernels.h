@@ -34,6 +34,10 @@ cudaError_t launchUnary(Backend::Unary op, const TensorRef *t,
 /// the values of any dtype.
 cudaError_t launchSelect(const TensorRef *t, cudaStream_t stream);
 
+/// t[1] = t[0] converted elementwise, between f32, i32 and i64 (float to
+/// integer truncates toward zero).
+cudaError_t launchCast(const TensorRef *t, cudaStream_t stream);
+
 /// softmax of t[0] along `axis` into t[1] (f32).
 cudaError_t launchSoftmax(const TensorRef *t, int64_t axis,
                           cudaStream_t stream);

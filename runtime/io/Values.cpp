@@ -1,6 +1,6 @@
 //===- Values.cpp - tensor elements between double and dtypes -------------===//
 
-#include "main/Values.h"
+#include "parcrt/Values.h"
 
 using namespace parcrt;
 

@@ -14,7 +14,7 @@
 #include "main/Feedback.h"
 #include "main/Program.h"
 #include "main/ResultGather.h"
-#include "main/Values.h"
+#include "parcrt/Values.h"
 
 #include <mpi.h>
 

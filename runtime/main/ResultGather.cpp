@@ -3,7 +3,7 @@
 #include "main/ResultGather.h"
 
 #include "main/ShardLayout.h"
-#include "main/Values.h"
+#include "parcrt/Values.h"
 
 #include <mpi.h>
 

@@ -86,6 +86,9 @@ public:
   /// t = {condition (i32 or i64), on_true, on_false, result}, numpy
   /// broadcasting of the three operands; any result dtype.
   virtual void select(const TensorRef *t) = 0;
+  /// t = {input, result}: to the result's dtype; float to integer truncates
+  /// toward zero, to a narrower float rounds to nearest even.
+  virtual void cast(const TensorRef *t) = 0;
 
   // Linear algebra, normalization, lookup.
   virtual void matmul(const TensorRef *t, bool transposeLhs,

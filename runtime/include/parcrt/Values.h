@@ -1,12 +1,13 @@
 //===- Values.h - tensor elements between double and dtypes -----*- C++ -*-===//
 //
 // The launcher computes initial values and assembles results in double, as
-// the reference evaluator does, and converts at the arena's boundary.
+// the reference evaluator does, and converts at the arena's boundary; the
+// cpu backend's cast converts through the same functions.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PARCRT_MAIN_VALUES_H
-#define PARCRT_MAIN_VALUES_H
+#ifndef PARCRT_VALUES_H
+#define PARCRT_VALUES_H
 
 #include "parcrt/Safetensors.h"
 #include "parcrt/parcrt.h"
@@ -30,4 +31,4 @@ DType fileDType(parcrt_dtype dtype);
 
 } // namespace parcrt
 
-#endif // PARCRT_MAIN_VALUES_H
+#endif // PARCRT_VALUES_H

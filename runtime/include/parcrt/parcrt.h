@@ -70,6 +70,8 @@ void parcrt_tanh(parcrt_context *, const int64_t *, const int64_t *, const doubl
 void parcrt_relu(parcrt_context *, const int64_t *, const int64_t *, const double *);
 void parcrt_sigmoid(parcrt_context *, const int64_t *, const int64_t *, const double *);
 void parcrt_silu(parcrt_context *, const int64_t *, const int64_t *, const double *);
+/* To the result's dtype (float to integer truncates toward zero). */
+void parcrt_cast(parcrt_context *, const int64_t *, const int64_t *, const double *);
 void parcrt_sqrt(parcrt_context *, const int64_t *, const int64_t *, const double *);
 void parcrt_erf(parcrt_context *, const int64_t *, const int64_t *, const double *);
 /* ints: [tanh_form (0 = erf, 1 = tanh)] */
