@@ -1,25 +1,74 @@
 //===- parc-opt.cpp - runs parc passes, as mlir-opt does ------------------===//
+//
+// An .onnx input is imported first, then goes through the same pipeline as
+// MLIR text; its ops keep the ONNX node locations for diagnostics.
+//
+//===----------------------------------------------------------------------===//
 
 #include "dist/IR/DistDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Conversion/RuntimeCallOpInterface.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/Import/OnnxImporter.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/Passes.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+/// Imports `path` and prints it, with locations, as the buffer MlirOptMain
+/// parses; null after the importer has reported why.
+static std::unique_ptr<llvm::MemoryBuffer>
+importToBuffer(StringRef path, DialectRegistry &registry) {
+  MLIRContext context(registry);
+  FailureOr<OwningOpRef<ModuleOp>> module = parc::importOnnx(path, &context);
+  if (failed(module))
+    return nullptr;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  (*module)->print(os, OpPrintingFlags().enableDebugInfo());
+  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+}
+
 int main(int argc, char **argv) {
-  mlir::registerTransformsPasses();
-  mlir::parc::registerParcPasses();
-  mlir::parc::registerParcConversionPasses();
-  mlir::DialectRegistry registry;
-  registry.insert<mlir::parc::ParcDialect, mlir::dist::DistDialect,
-                  mlir::func::FuncDialect>();
-  mlir::parc::registerLocalPartitionModels(registry);
-  mlir::parc::registerRuntimeCallModels(registry);
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "parc optimizer driver\n", registry));
+  registerTransformsPasses();
+  parc::registerParcPasses();
+  parc::registerParcConversionPasses();
+  DialectRegistry registry;
+  registry.insert<parc::ParcDialect, dist::DistDialect, func::FuncDialect>();
+  parc::registerLocalPartitionModels(registry);
+  parc::registerRuntimeCallModels(registry);
+
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "parc optimizer driver\n", registry);
+  if (!StringRef(inputFilename).ends_with(".onnx"))
+    return asMainReturnCode(
+        MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      importToBuffer(inputFilename, registry);
+  if (!buffer)
+    return 1;
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (failed(MlirOptMain(output->os(), std::move(buffer), registry,
+                         MlirOptMainConfig::createFromCLOptions())))
+    return 1;
+  output->keep();
+  return 0;
 }
