@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Runs ONNX's backend node tests (Debian's libonnx-testdata) through
-parc-translate and parc-run --reference --precision f64.
+parc-translate and parc-run --reference --precision f64 and, with
+--compile, as a 1-rank program built by parc-compile (f32 kernels).
 
 For every op the importer supports, each test directory node/test_<op>*
 (whose model contains that op, or is an *_expanded form of it) and the
@@ -15,8 +16,8 @@ shape, Slice's bounds, ...) and that input is a graph input of the test,
 the input is frozen into an initializer with the test's value and the test
 is run again ("frozen"). Any other failure is a failure.
 
-usage: run_node_tests.py --translate PATH --run PATH [--data DIR] [--work DIR]
-                         [-v]
+usage: run_node_tests.py --translate PATH --run PATH [--compile PATH]
+                         [--data DIR] [--work DIR] [-v]
 """
 import argparse
 import collections
@@ -183,6 +184,35 @@ def tensor_input(data_set, index):
         return None
 
 
+def run(command, what):
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{what} exited {result.returncode}: "
+                           f"{(result.stderr or result.stdout).strip()}")
+
+
+def check_outputs(model, data_set, actual, label):
+    """Compares `actual` with the data set's output_*.pb; `label` prefixes
+    the failure."""
+    for index, output in enumerate(model.graph.output):
+        expected_pb = load_pb(os.path.join(data_set, f"output_{index}.pb"))
+        expected = numpy_helper.to_array(expected_pb)
+        if (output.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+                and expected.dtype != np.float32):
+            expected = (expected.astype(np.uint32) << 16).view(np.float32)
+        got = actual[output.name]
+        if got.shape != expected.shape:
+            raise RuntimeError(f"{label}output '{output.name}' has shape "
+                               f"{got.shape}, expected {expected.shape}")
+        if not np.allclose(got.astype(np.float64),
+                           expected.astype(np.float64), rtol=1e-4,
+                           atol=1e-5, equal_nan=True):
+            error = np.max(np.abs(got.astype(np.float64) -
+                                  expected.astype(np.float64)))
+            raise RuntimeError(f"{label}output '{output.name}' differs (max "
+                               f"abs error {error:g})")
+
+
 def run_case(args, test_dir, data_set, work):
     model = onnx.load(os.path.join(test_dir, "model.onnx"))
     initializers = {t.name for t in model.graph.initializer}
@@ -227,34 +257,22 @@ def run_case(args, test_dir, data_set, work):
         if reason is None:
             raise RuntimeError(f"import failed: {message}")
         raise Skip(reason)
-    command = [args.run, "--reference", "--precision", "f64", mlir,
-               "--out", os.path.join(work, "out.safetensors")]
+    in_path = os.path.join(work, "in.safetensors")
     if inputs:
-        write_safetensors(os.path.join(work, "in.safetensors"), inputs,
-                          onnx_types)
-        command += ["--inputs", os.path.join(work, "in.safetensors")]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"parc-run exited {result.returncode}: "
-                           f"{result.stderr.strip()}")
-    actual = read_safetensors(os.path.join(work, "out.safetensors"))
-    for index, output in enumerate(model.graph.output):
-        expected_pb = load_pb(os.path.join(data_set, f"output_{index}.pb"))
-        expected = numpy_helper.to_array(expected_pb)
-        if (output.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
-                and expected.dtype != np.float32):
-            expected = (expected.astype(np.uint32) << 16).view(np.float32)
-        got = actual[output.name]
-        if got.shape != expected.shape:
-            raise RuntimeError(f"output '{output.name}' has shape "
-                               f"{got.shape}, expected {expected.shape}")
-        if not np.allclose(got.astype(np.float64),
-                           expected.astype(np.float64), rtol=1e-4,
-                           atol=1e-5, equal_nan=True):
-            error = np.max(np.abs(got.astype(np.float64) -
-                                  expected.astype(np.float64)))
-            raise RuntimeError(f"output '{output.name}' differs (max abs "
-                               f"error {error:g})")
+        write_safetensors(in_path, inputs, onnx_types)
+    input_flags = ["--inputs", in_path] if inputs else []
+    out_path = os.path.join(work, "out.safetensors")
+    run([args.run, "--reference", "--precision", "f64", mlir, "--out",
+         out_path] + input_flags, "parc-run")
+    check_outputs(model, data_set, read_safetensors(out_path), "")
+    if args.compile:
+        compiled = os.path.join(work, "compiled")
+        shutil.rmtree(compiled, ignore_errors=True)
+        run([args.compile, mlir, "-o", compiled], "parc-compile")
+        run([os.path.join(compiled, "launch.sh"), "--out", out_path] +
+            input_flags, "the compiled program")
+        check_outputs(model, data_set, read_safetensors(out_path),
+                      "compiled: ")
     return frozen
 
 
@@ -262,6 +280,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--translate", required=True)
     parser.add_argument("--run", required=True)
+    parser.add_argument("--compile", default=None,
+                        help="parc-compile: also run each test as a 1-rank "
+                             "compiled program")
     parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
     parser.add_argument("--work", default=None)
     parser.add_argument("-v", "--verbose", action="store_true")
