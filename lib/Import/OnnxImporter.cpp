@@ -137,6 +137,34 @@ private:
   void define(const onnx::NodeProto &node, int index, Value value) {
     values[node.output(index)] = value;
   }
+  /// Defines output `index` of `node` unless building it failed.
+  LogicalResult define(const onnx::NodeProto &node, int index,
+                       FailureOr<Value> value) {
+    if (failed(value))
+      return failure();
+    define(node, index, *value);
+    return success();
+  }
+  /// Creates a one-result `OpT` whose type it infers from `args`. Operands
+  /// that do not fit together (the file is a user's) are the op's own
+  /// located error and a failure here; ODS's inferring builders would end
+  /// the process instead.
+  template <typename OpT, typename... Args>
+  FailureOr<Value> create(Location loc, Args &&...args) {
+    OperationState state(loc, OpT::getOperationName());
+    // Built with a placeholder result type, which inference then replaces.
+    OpT::build(builder, state, builder.getNoneType(),
+               std::forward<Args>(args)...);
+    state.types.clear();
+    SmallVector<Type, 1> types;
+    MLIRContext *context = builder.getContext();
+    if (failed(OpT::inferReturnTypes(
+            context, loc, state.operands, state.attributes.getDictionary(context),
+            state.getRawProperties(), state.regions, types)))
+      return failure();
+    state.addTypes(types);
+    return builder.create(state)->getResult(0);
+  }
   Value reshape(Value value, ArrayRef<int64_t> shape);
   Location nodeLoc(const onnx::NodeProto &node);
 
@@ -517,23 +545,18 @@ LogicalResult Importer::importGemm(const onnx::NodeProto &node) {
   Location loc = nodeLoc(node);
   Type element = typeOf(*a).getElementType();
   float alpha = floatAttr(node, "alpha", 1.0f), beta = floatAttr(node, "beta", 1.0f);
-  Value result = MatmulOp::create(builder, loc, *a, *b,
-                                  intAttr(node, "transA", 0) != 0,
-                                  intAttr(node, "transB", 0) != 0);
-  if (alpha != 1.0f)
-    result = MulOp::create(builder, loc, result,
-                           scalarConstant(element, alpha));
-  if (hasOperand(node, 2)) {
-    FailureOr<Value> c = operand(node, 2);
-    if (failed(c))
-      return failure();
-    Value bias = *c;
-    if (beta != 1.0f)
-      bias = MulOp::create(builder, loc, bias, scalarConstant(element, beta));
-    result = AddOp::create(builder, loc, result, bias);
+  FailureOr<Value> result =
+      create<MatmulOp>(loc, *a, *b, intAttr(node, "transA", 0) != 0,
+                       intAttr(node, "transB", 0) != 0);
+  if (succeeded(result) && alpha != 1.0f)
+    result = create<MulOp>(loc, *result, scalarConstant(element, alpha));
+  if (succeeded(result) && hasOperand(node, 2)) {
+    FailureOr<Value> bias = operand(node, 2);
+    if (succeeded(bias) && beta != 1.0f)
+      bias = create<MulOp>(loc, *bias, scalarConstant(element, beta));
+    result = failed(bias) ? bias : create<AddOp>(loc, *result, *bias);
   }
-  define(node, 0, result);
-  return success();
+  return define(node, 0, result);
 }
 
 LogicalResult Importer::importMatMul(const onnx::NodeProto &node) {
@@ -548,8 +571,11 @@ LogicalResult Importer::importMatMul(const onnx::NodeProto &node) {
     lhs = reshape(lhs, {1, typeOf(lhs).getDimSize(0)});
   if (vectorRhs)
     rhs = reshape(rhs, {typeOf(rhs).getDimSize(0), 1});
-  Value result = MatmulOp::create(builder, nodeLoc(node), lhs, rhs, false,
-                                  false);
+  FailureOr<Value> product =
+      create<MatmulOp>(nodeLoc(node), lhs, rhs, false, false);
+  if (failed(product))
+    return failure();
+  Value result = *product;
   if (vectorLhs || vectorRhs) {
     SmallVector<int64_t> shape(typeOf(result).getShape());
     if (vectorRhs)
@@ -622,8 +648,7 @@ LogicalResult Importer::importGather(const onnx::NodeProto &node) {
     FailureOr<Value> ids = operand(node, 1);
     if (failed(ids))
       return failure();
-    define(node, 0, EmbeddingOp::create(builder, loc, *data, *ids, Value()));
-    return success();
+    return define(node, 0, create<EmbeddingOp>(loc, *data, *ids, Value()));
   }
   // Otherwise the indices must be known: one slice per index, joined.
   auto indices = known.find(node.input(1));
@@ -940,10 +965,10 @@ LogicalResult Importer::importLayerNorm(const onnx::NodeProto &node) {
                       std::vector<double>(features, 0.0)};
     beta = constant(zeros);
   }
-  define(node, 0,
-         LayerNormOp::create(builder, nodeLoc(node), *data, gamma, beta,
-                             APFloat(static_cast<double>(floatAttr(node, "epsilon", 1e-5f)))));
-  return success();
+  return define(node, 0,
+                create<LayerNormOp>(nodeLoc(node), *data, gamma, beta,
+                                    APFloat(static_cast<double>(
+                                        floatAttr(node, "epsilon", 1e-5f)))));
 }
 
 LogicalResult Importer::importTrilu(const onnx::NodeProto &node) {
@@ -989,24 +1014,20 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
     if (failed(lhs) || failed(rhs) || failed(requireFloat(node, *lhs, "A")) ||
         failed(requireFloat(node, *rhs, "B")))
       return failure();
-    define(node, 0, build(*lhs, *rhs));
-    return success();
+    return define(node, 0, build(*lhs, *rhs));
   };
   auto unary = [&](auto build) -> LogicalResult {
     FailureOr<Value> input = operand(node, 0);
     if (failed(input) || failed(requireFloat(node, *input, "X")))
       return failure();
-    define(node, 0, build(*input));
-    return success();
+    return define(node, 0, build(*input));
   };
 #define PARC_BINARY(NAME, OP)                                                  \
   if (op == NAME)                                                              \
-    return binary([&](Value l, Value r) -> Value {                             \
-      return OP::create(builder, loc, l, r);                                   \
-    });
+    return binary([&](Value l, Value r) { return create<OP>(loc, l, r); });
 #define PARC_UNARY(NAME, OP)                                                   \
   if (op == NAME)                                                              \
-    return unary([&](Value x) -> Value { return OP::create(builder, loc, x); });
+    return unary([&](Value x) { return create<OP>(loc, x); });
   PARC_BINARY("Add", AddOp)
   PARC_BINARY("Sub", SubOp)
   PARC_BINARY("Mul", MulOp)
@@ -1020,14 +1041,14 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
 #undef PARC_BINARY
 #undef PARC_UNARY
   if (op == "Pow")
-    return binary([&](Value base, Value exponent) -> Value {
+    return binary([&](Value base, Value exponent) {
       if (typeOf(exponent).getElementType() != typeOf(base).getElementType())
         exponent = CastOp::create(
             builder, loc,
             RankedTensorType::get(typeOf(exponent).getShape(),
                                   typeOf(base).getElementType()),
             exponent);
-      return PowOp::create(builder, loc, base, exponent);
+      return create<PowOp>(loc, base, exponent);
     });
   if (op == "Softmax" || op == "LogSoftmax") {
     FailureOr<Value> input = operand(node, 0);
@@ -1037,11 +1058,10 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
                                             typeOf(*input).getRank());
     if (failed(axis))
       return failure();
-    Value result = SoftmaxOp::create(builder, loc, *input, *axis);
-    if (op == "LogSoftmax")
-      result = LogOp::create(builder, loc, result);
-    define(node, 0, result);
-    return success();
+    FailureOr<Value> result = create<SoftmaxOp>(loc, *input, *axis);
+    if (succeeded(result) && op == "LogSoftmax")
+      result = create<LogOp>(loc, *result);
+    return define(node, 0, result);
   }
   if (op == "Gemm")
     return importGemm(node);
@@ -1062,8 +1082,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
     else
       for (int64_t dim = rank - 1; dim >= 0; --dim)
         perm.push_back(dim);
-    define(node, 0, TransposeOp::create(builder, loc, *input, perm));
-    return success();
+    return define(node, 0, create<TransposeOp>(loc, *input, perm));
   }
   if (op == "Gather")
     return importGather(node);
@@ -1081,11 +1100,10 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
                                             typeOf(inputs[0]).getRank());
     if (failed(axis))
       return failure();
-    define(node, 0,
-           inputs.size() == 1
-               ? inputs[0]
-               : ConcatOp::create(builder, loc, inputs, *axis).getResult());
-    return success();
+    return define(node, 0,
+                  inputs.size() == 1
+                      ? FailureOr<Value>(inputs[0])
+                      : create<ConcatOp>(loc, inputs, *axis));
   }
   if (op == "Split")
     return importSplit(node);
@@ -1114,8 +1132,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
                      rhs = operand(node, 2);
     if (failed(condition) || failed(lhs) || failed(rhs))
       return failure();
-    define(node, 0, SelectOp::create(builder, loc, *condition, *lhs, *rhs));
-    return success();
+    return define(node, 0, create<SelectOp>(loc, *condition, *lhs, *rhs));
   }
   if (op == "Trilu")
     return importTrilu(node);
@@ -1135,9 +1152,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
     if (typeOf(*scores).getRank() != 2)
       return unsupported(node, "scores of rank other than 2 (classes are "
                                "the last dimension in parc)");
-    define(node, 0,
-           CrossEntropyOp::create(builder, loc, *scores, *labels).getResult());
-    return success();
+    return define(node, 0, create<CrossEntropyOp>(loc, *scores, *labels));
   }
   return nodeError(node) << "unsupported op '" << op
                          << "'; supported ops: "

@@ -123,3 +123,11 @@ with open(os.path.join(out, "not-onnx.onnx"), "w") as f:
 mismatch = model_of([helper.make_node("Add", ["a", "b"], ["c"], name="add")],
                     [f32("a", [2, 3]), f32("b", [4])], [f32("c", [2, 3])])
 save(mismatch, "shape-mismatch.onnx")
+
+# Shapes ONNX's shape inference lets through but parc's ops do not: Gemm
+# with different contracting sizes (found by byte-mutation fuzzing of
+# mlp.onnx), where the output's declared shape is all ONNX checks.
+contract = model_of([helper.make_node("Gemm", ["a", "b"], ["c"], name="gemm",
+                                      transB=1)],
+                    [f32("a", [2, 3]), f32("b", [4, 5])], [f32("c", [2, 4])])
+save(contract, "gemm-mismatch.onnx")
