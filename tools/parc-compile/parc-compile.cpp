@@ -12,7 +12,7 @@
 #include "parc/Conversion/ObjectEmission.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Conversion/RuntimeCallOpInterface.h"
-#include "parc/Import/OnnxImporter.h"
+#include "parc/Import/ModelFile.h"
 #include "parcrt/Safetensors.h"
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
@@ -25,7 +25,6 @@
 #include "dist/IR/DistOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -155,18 +154,10 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   // An ONNX model is imported first; its weights are written next to the
   // program for --weights.
-  OwningOpRef<ModuleOp> module;
   SmallVector<OnnxWeight> onnxWeights;
-  bool fromOnnx = StringRef(inputFile).ends_with(".onnx");
-  if (fromOnnx) {
-    FailureOr<OwningOpRef<ModuleOp>> imported =
-        importOnnx(inputFile, &context, {}, &onnxWeights);
-    if (failed(imported))
-      return 1;
-    module = std::move(*imported);
-  } else {
-    module = parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
-  }
+  bool fromOnnx = isOnnxModelPath(inputFile);
+  OwningOpRef<ModuleOp> module =
+      loadModel(inputFile, sourceMgr, &context, &onnxWeights);
   if (!module)
     return 1;
   if (!meshSpec.empty() && failed(addMesh(*module, meshSpec)))

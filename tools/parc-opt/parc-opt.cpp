@@ -16,7 +16,7 @@
 #include "parc/Conversion/Passes.h"
 #include "parc/Conversion/RuntimeCallOpInterface.h"
 #include "parc/IR/ParcDialect.h"
-#include "parc/Import/OnnxImporter.h"
+#include "parc/Import/ModelFile.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/Passes.h"
 
@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "parc optimizer driver\n", registry);
-  if (!StringRef(inputFilename).ends_with(".onnx"))
+  if (!parc::isOnnxModelPath(inputFilename))
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parc/IR/ModelConvention.h"
-#include "parc/Import/OnnxImporter.h"
+#include "parc/Import/ModelFile.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/Interp/EvaluableOpInterface.h"
 #include "parc/Interp/Evaluator.h"
@@ -17,7 +17,6 @@
 #include "parc/Interp/CollectiveEvaluableOpInterface.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -179,20 +178,12 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  // A .onnx model is imported first (its dynamic dimensions must be fixed
-  // in the model: parc-translate --input-shape does that).
-  OwningOpRef<ModuleOp> module;
-  // An ONNX model brings its weights; --weights overrides them by name.
+  // A .onnx model is imported (its dynamic dimensions must be fixed in the
+  // model: parc-translate --input-shape does that) and brings its weights;
+  // --weights overrides them by name.
   SmallVector<OnnxWeight> onnxWeights;
-  if (StringRef(inputFile).ends_with(".onnx")) {
-    FailureOr<OwningOpRef<ModuleOp>> imported =
-        importOnnx(inputFile, &context, {}, &onnxWeights);
-    if (failed(imported))
-      return 1;
-    module = std::move(*imported);
-  } else {
-    module = parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
-  }
+  OwningOpRef<ModuleOp> module =
+      loadModel(inputFile, sourceMgr, &context, &onnxWeights);
   if (!module)
     return 1;
   func::FuncOp func = findModelFunction(*module, funcName);
