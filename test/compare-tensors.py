@@ -5,30 +5,18 @@ tolerance: max|a - b| / max(max|a|, tiny) per tensor.
 
 usage: compare-tensors.py REFERENCE CANDIDATE [--rtol 1e-5]
 """
-import json
-import struct
+import os
 import sys
 
 import numpy as np
 
-DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16,
-          "I64": np.int64, "I32": np.int32}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_file  # noqa: E402
 
 
 def read(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length])
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        raw = data[8 + length + begin:8 + length + end]
-        tensors[name] = np.frombuffer(raw, DTYPES[info["dtype"]]).astype(
-            np.float64).reshape(info["shape"])
-    return tensors
+    return {name: array.astype(np.float64)
+            for name, array in safetensors_file.read(path).items()}
 
 
 reference, candidate = read(sys.argv[1]), read(sys.argv[2])

@@ -22,11 +22,9 @@ usage: run_node_tests.py --translate PATH --run PATH [--compile PATH]
 import argparse
 import collections
 import glob
-import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -34,6 +32,10 @@ import tempfile
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
+import safetensors_file  # noqa: E402
 
 # ONNX op -> the snake_case prefix of its node test directories.
 OPS = {
@@ -57,60 +59,18 @@ XFAIL = {
         "rounds to nearest even (as PyTorch does)",
 }
 
-DTYPES = {np.dtype("float32"): "F32", np.dtype("float16"): "F16",
-          np.dtype("int32"): "I32", np.dtype("int64"): "I64"}
-
 
 def write_safetensors(path, tensors, onnx_types={}):
-    header, blobs, offset = {}, [], 0
+    stored = {}
     for name, array in tensors.items():
-        if array.dtype == np.bool_:
-            array = array.astype(np.int32)
         if onnx_types.get(name) == onnx.TensorProto.BFLOAT16:
             # onnx 1.12's to_array gives bfloat16 as float32 or raw bits.
             if array.dtype == np.float32:
                 array = (array.view(np.uint32) >> 16).astype(np.uint16)
-            dtype = "BF16"
-        elif array.dtype in DTYPES:
-            dtype = DTYPES[array.dtype]
+            stored[name] = ("BF16", array)
         else:
-            raise ValueError(f"no safetensors dtype for {array.dtype}")
-        data = np.ascontiguousarray(array).tobytes()
-        header[name] = {"dtype": dtype,
-                        "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (size,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + size])
-    base = 8 + size
-    types = {"F32": np.float32, "F64": np.float64, "F16": np.float16,
-             "I32": np.int32, "I64": np.int64}
-    result = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        start, end = info["data_offsets"]
-        blob = raw[base + start:base + end]
-        if info["dtype"] == "BF16":
-            bits = np.frombuffer(blob, dtype=np.uint16).astype(np.uint32)
-            array = (bits << 16).view(np.float32)
-        else:
-            array = np.frombuffer(blob, dtype=types[info["dtype"]])
-        result[name] = array.reshape(info["shape"])
-    return result
+            stored[name] = array
+    safetensors_file.write(path, stored)
 
 
 def load_pb(path):
@@ -264,14 +224,14 @@ def run_case(args, test_dir, data_set, work):
     out_path = os.path.join(work, "out.safetensors")
     run([args.run, "--reference", "--precision", "f64", mlir, "--out",
          out_path] + input_flags, "parc-run")
-    check_outputs(model, data_set, read_safetensors(out_path), "")
+    check_outputs(model, data_set, safetensors_file.read(out_path), "")
     if args.compile:
         compiled = os.path.join(work, "compiled")
         shutil.rmtree(compiled, ignore_errors=True)
         run([args.compile, mlir, "-o", compiled], "parc-compile")
         run([os.path.join(compiled, "launch.sh"), "--out", out_path] +
             input_flags, "the compiled program")
-        check_outputs(model, data_set, read_safetensors(out_path),
+        check_outputs(model, data_set, safetensors_file.read(out_path),
                       "compiled: ")
     return frozen
 

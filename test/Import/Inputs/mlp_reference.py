@@ -4,27 +4,15 @@ computed with numpy from the model's own initializers (Gemm, Relu, Gemm).
 
 usage: mlp_reference.py MODEL INPUTS_OUT EXPECTED_OUT
 """
-import json
-import struct
+import os
 import sys
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
-
-def write(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, array in tensors.items():
-        data = array.astype(np.float32).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+import safetensors_file  # noqa: E402
 
 
 model = onnx.load(sys.argv[1])
@@ -33,5 +21,5 @@ w = {t.name: numpy_helper.to_array(t).astype(np.float64)
 x = np.random.default_rng(5).normal(size=(4, 8))
 hidden = np.maximum(x @ w["fc1.weight"].T + w["fc1.bias"], 0)
 logits = hidden @ w["fc2.weight"].T + w["fc2.bias"]
-write(sys.argv[2], {"x": x})
-write(sys.argv[3], {"logits": logits})
+safetensors_file.write(sys.argv[2], {"x": x.astype(np.float32)})
+safetensors_file.write(sys.argv[3], {"logits": logits.astype(np.float32)})
