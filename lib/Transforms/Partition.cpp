@@ -1,6 +1,6 @@
 //===- Partition.cpp - per-rank programs with collectives -----------------===//
 
-#include "Resharding.h"
+#include "parc/Transforms/Resharding.h"
 #include "parc/IR/ParcInterfaces.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Transforms/FactorSharding.h"

@@ -1,41 +1,38 @@
 //===- Resharding.cpp - collectives between two layouts -------------------===//
 //
 // Each step detects one pattern between the current and the wanted layout
-// and applies the collective that removes it, in this order:
-//
-//   partial [a] -> [[a], ..]     reduce_scatter (the sum lands split)
-//   partial [a] -> [[], ..]      all_reduce
-//   [[a], []] -> [[], [a]]       all_to_all (a split moves between dims)
-//   [[a, b]] -> [[a]]            all_gather of the trailing axes
-//   [[a]] -> [[a, b]]            all_slice of the extra axes (no traffic)
+// and records the collective that removes it (the order is in Resharding.h).
 //
 //===----------------------------------------------------------------------===//
 
-#include "Resharding.h"
+#include "parc/Transforms/Resharding.h"
+#include "parc/Transforms/MemoryPlan.h"
 
 using namespace mlir;
 using namespace mlir::parc;
+using dist::CollectiveKind;
 
 namespace {
 
-class Resharder {
+class ReshardPlanner {
 public:
-  Resharder(OpBuilder &b, Location loc, dist::MeshOp mesh, Value value,
-            RankedTensorType globalType, TensorSharding current)
-      : b(b), loc(loc), mesh(mesh), value(value), globalType(globalType),
-        current(std::move(current)) {}
+  ReshardPlanner(dist::MeshOp mesh, RankedTensorType globalType,
+                 TensorSharding current)
+      : mesh(mesh), globalType(globalType), current(std::move(current)) {}
 
-  FailureOr<Value> run(const TensorSharding &to);
+  FailureOr<SmallVector<ReshardStep>> run(const TensorSharding &to,
+                                          std::string &whyNot);
 
 private:
-  ArrayAttr axesAttr(ArrayRef<StringAttr> axes) {
-    return b.getArrayAttr(SmallVector<Attribute>(axes.begin(), axes.end()));
+  int64_t localBytes() {
+    return getTensorBytes(current.getLocalType(globalType, mesh));
   }
-  FlatSymbolRefAttr meshRef() {
-    return FlatSymbolRefAttr::get(mesh.getSymNameAttr());
-  }
-  RankedTensorType localType() {
-    return current.getLocalType(globalType, mesh);
+  /// Records a step whose collective covers `bufferBytes` and leaves the
+  /// tensor laid out as `current`.
+  void addStep(CollectiveKind kind, ArrayRef<StringAttr> axes, int64_t dim,
+               int64_t bufferBytes, int64_t sourceDim = 0) {
+    steps.push_back({kind, AxisList(axes), dim, sourceDim, current,
+                     bufferBytes, mesh.getGroupSize(axes)});
   }
 
   void settlePendingSums(const TensorSharding &to);
@@ -43,12 +40,10 @@ private:
   void gather(const TensorSharding &to);
   void slice(const TensorSharding &to);
 
-  OpBuilder &b;
-  Location loc;
   dist::MeshOp mesh;
-  Value value;
   RankedTensorType globalType;
   TensorSharding current;
+  SmallVector<ReshardStep> steps;
 };
 
 /// The axes `to` adds to dimension `dim` after what `current` already has,
@@ -63,7 +58,7 @@ ArrayRef<StringAttr> extraAxes(const AxisList &current, const AxisList &to) {
 
 } // namespace
 
-void Resharder::settlePendingSums(const TensorSharding &to) {
+void ReshardPlanner::settlePendingSums(const TensorSharding &to) {
   AxisList pending;
   for (StringAttr axis : current.partial)
     if (!llvm::is_contained(to.partial, axis))
@@ -81,25 +76,22 @@ void Resharder::settlePendingSums(const TensorSharding &to) {
     }
     if (scattered.empty())
       continue;
+    int64_t inputBytes = localBytes();
     llvm::append_range(current.dims[dim], scattered);
     for (StringAttr axis : scattered) {
       llvm::erase(pending, axis);
       llvm::erase(current.partial, axis);
     }
-    value = dist::ReduceScatterOp::create(b, loc, localType(), value, meshRef(),
-                                          axesAttr(scattered),
-                                          b.getI64IntegerAttr(dim));
+    addStep(CollectiveKind::ReduceScatter, scattered, dim, inputBytes);
   }
   if (pending.empty())
     return;
   for (StringAttr axis : pending)
     llvm::erase(current.partial, axis);
-  value = dist::AllReduceOp::create(
-      b, loc, value.getType(), value, meshRef(), axesAttr(pending),
-      dist::ReductionKindAttr::get(b.getContext(), dist::ReductionKind::Sum));
+  addStep(CollectiveKind::AllReduce, pending, 0, localBytes());
 }
 
-void Resharder::moveSplits(const TensorSharding &to) {
+void ReshardPlanner::moveSplits(const TensorSharding &to) {
   bool moved = true;
   while (moved) {
     moved = false;
@@ -114,11 +106,10 @@ void Resharder::moveSplits(const TensorSharding &to) {
             extraAxes(current.dims[target], to.dims[target]);
         if (target == from || extra.empty() || extra.front() != axis)
           continue;
+        int64_t inputBytes = localBytes();
         source.pop_back();
         current.dims[target].push_back(axis);
-        value = dist::AllToAllOp::create(
-            b, loc, localType(), value, meshRef(), axesAttr({axis}),
-            b.getI64IntegerAttr(target), b.getI64IntegerAttr(from));
+        addStep(CollectiveKind::AllToAll, {axis}, target, inputBytes, from);
         moved = true;
         break;
       }
@@ -126,7 +117,7 @@ void Resharder::moveSplits(const TensorSharding &to) {
   }
 }
 
-void Resharder::gather(const TensorSharding &to) {
+void ReshardPlanner::gather(const TensorSharding &to) {
   for (unsigned dim = 0; dim < current.dims.size(); ++dim) {
     AxisList &axes = current.dims[dim];
     size_t common = 0;
@@ -137,42 +128,84 @@ void Resharder::gather(const TensorSharding &to) {
       continue;
     AxisList gathered(axes.begin() + common, axes.end());
     axes.resize(common);
-    value = dist::AllGatherOp::create(b, loc, localType(), value, meshRef(),
-                                      axesAttr(gathered),
-                                      b.getI64IntegerAttr(dim));
+    addStep(CollectiveKind::AllGather, gathered, dim, localBytes());
   }
 }
 
-void Resharder::slice(const TensorSharding &to) {
+void ReshardPlanner::slice(const TensorSharding &to) {
   for (unsigned dim = 0; dim < current.dims.size(); ++dim) {
     AxisList extra(extraAxes(current.dims[dim], to.dims[dim]));
     if (extra.empty())
       continue;
     llvm::append_range(current.dims[dim], extra);
-    value = dist::AllSliceOp::create(b, loc, localType(), value, meshRef(),
-                                     axesAttr(extra), b.getI64IntegerAttr(dim));
+    addStep(CollectiveKind::AllSlice, extra, dim, /*bufferBytes=*/0);
   }
 }
 
-FailureOr<Value> Resharder::run(const TensorSharding &to) {
+FailureOr<SmallVector<ReshardStep>>
+ReshardPlanner::run(const TensorSharding &to, std::string &whyNot) {
   for (StringAttr axis : to.partial)
-    if (!llvm::is_contained(current.partial, axis))
-      return emitError(loc) << "cannot make a value a pending sum over '"
-                            << axis.getValue() << "'";
+    if (!llvm::is_contained(current.partial, axis)) {
+      whyNot = "cannot make a value a pending sum over '" +
+               axis.getValue().str() + "'";
+      return failure();
+    }
   settlePendingSums(to);
   moveSplits(to);
   gather(to);
   slice(to);
-  return value;
+  return std::move(steps);
 }
 
-FailureOr<Value> mlir::parc::reshard(OpBuilder &builder, Location loc,
+FailureOr<SmallVector<ReshardStep>>
+mlir::parc::planResharding(dist::MeshOp mesh, RankedTensorType globalType,
+                           TensorSharding from, const TensorSharding &to,
+                           std::string &whyNot) {
+  if (from == to)
+    return SmallVector<ReshardStep>();
+  return ReshardPlanner(mesh, globalType, std::move(from)).run(to, whyNot);
+}
+
+FailureOr<Value> mlir::parc::reshard(OpBuilder &b, Location loc,
                                      dist::MeshOp mesh, Value value,
                                      RankedTensorType globalType,
                                      TensorSharding from,
                                      const TensorSharding &to) {
-  if (from == to)
-    return value;
-  return Resharder(builder, loc, mesh, value, globalType, std::move(from))
-      .run(to);
+  std::string whyNot;
+  FailureOr<SmallVector<ReshardStep>> steps =
+      planResharding(mesh, globalType, std::move(from), to, whyNot);
+  if (failed(steps))
+    return emitError(loc) << whyNot;
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  for (const ReshardStep &step : *steps) {
+    ArrayAttr axes = b.getArrayAttr(
+        SmallVector<Attribute>(step.axes.begin(), step.axes.end()));
+    RankedTensorType type = step.after.getLocalType(globalType, mesh);
+    switch (step.kind) {
+    case CollectiveKind::ReduceScatter:
+      value = dist::ReduceScatterOp::create(b, loc, type, value, meshRef, axes,
+                                            b.getI64IntegerAttr(step.dim));
+      break;
+    case CollectiveKind::AllReduce:
+      value = dist::AllReduceOp::create(
+          b, loc, type, value, meshRef, axes,
+          dist::ReductionKindAttr::get(b.getContext(),
+                                       dist::ReductionKind::Sum));
+      break;
+    case CollectiveKind::AllToAll:
+      value = dist::AllToAllOp::create(b, loc, type, value, meshRef, axes,
+                                       b.getI64IntegerAttr(step.dim),
+                                       b.getI64IntegerAttr(step.sourceDim));
+      break;
+    case CollectiveKind::AllGather:
+      value = dist::AllGatherOp::create(b, loc, type, value, meshRef, axes,
+                                        b.getI64IntegerAttr(step.dim));
+      break;
+    case CollectiveKind::AllSlice:
+      value = dist::AllSliceOp::create(b, loc, type, value, meshRef, axes,
+                                       b.getI64IntegerAttr(step.dim));
+      break;
+    }
+  }
+  return value;
 }

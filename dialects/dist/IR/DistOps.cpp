@@ -264,32 +264,64 @@ static int64_t bytesOf(Type type) {
          std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
 }
 
-/// The share of a buffer each rank sends when every rank needs the other
-/// ranks' parts of it: (n - 1) / n.
-static double othersShare(int64_t groupSize) {
-  return groupSize > 0 ? double(groupSize - 1) / groupSize : 0.0;
+StringRef dist::getCollectiveName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::AllSlice:
+    return "all_slice";
+  }
+  llvm_unreachable("unknown collective");
+}
+
+double dist::getRingTrafficBytes(CollectiveKind kind, int64_t bufferBytes,
+                                 int64_t groupSize) {
+  // Every rank needs the other ranks' parts: (n - 1) / n of the buffer.
+  double othersShare =
+      groupSize > 0 ? double(groupSize - 1) / groupSize : 0.0;
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return 2 * othersShare * bufferBytes;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllToAll:
+  case CollectiveKind::AllGather:
+    return othersShare * bufferBytes;
+  case CollectiveKind::AllSlice:
+    return 0;
+  }
+  llvm_unreachable("unknown collective");
 }
 
 int64_t AllReduceOp::getBufferBytes() { return bytesOf(getType()); }
 double AllReduceOp::getTrafficBytes(int64_t groupSize) {
-  return 2 * othersShare(groupSize) * getBufferBytes();
+  return getRingTrafficBytes(CollectiveKind::AllReduce, getBufferBytes(),
+                             groupSize);
 }
 
 int64_t AllGatherOp::getBufferBytes() { return bytesOf(getType()); }
 double AllGatherOp::getTrafficBytes(int64_t groupSize) {
-  return othersShare(groupSize) * getBufferBytes();
+  return getRingTrafficBytes(CollectiveKind::AllGather, getBufferBytes(),
+                             groupSize);
 }
 
 int64_t ReduceScatterOp::getBufferBytes() {
   return bytesOf(getInput().getType());
 }
 double ReduceScatterOp::getTrafficBytes(int64_t groupSize) {
-  return othersShare(groupSize) * getBufferBytes();
+  return getRingTrafficBytes(CollectiveKind::ReduceScatter, getBufferBytes(),
+                             groupSize);
 }
 
 int64_t AllToAllOp::getBufferBytes() { return bytesOf(getInput().getType()); }
 double AllToAllOp::getTrafficBytes(int64_t groupSize) {
-  return othersShare(groupSize) * getBufferBytes();
+  return getRingTrafficBytes(CollectiveKind::AllToAll, getBufferBytes(),
+                             groupSize);
 }
 
 // Slicing and reading coordinates move nothing.

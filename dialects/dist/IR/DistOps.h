@@ -29,6 +29,19 @@ LogicalResult verifyShardingForType(ShardingAttr sharding, ShapedType type,
                                     MeshOp mesh, llvm::StringRef what,
                                     function_ref<InFlightDiagnostic()> emitError);
 
+/// The collectives, for code that reasons about them before they exist (the
+/// resharding planner, the cost model).
+enum class CollectiveKind { AllReduce, ReduceScatter, AllToAll, AllGather, AllSlice };
+
+llvm::StringRef getCollectiveName(CollectiveKind kind);
+
+/// Bytes each rank sends in the bandwidth-optimal (ring) algorithm for a
+/// collective over `bufferBytes` (CommunicationOpInterface's buffer) in a group
+/// of `groupSize` ranks: all_reduce 2(n-1)/n of the buffer, all_gather,
+/// reduce_scatter and all_to_all (n-1)/n, all_slice nothing.
+double getRingTrafficBytes(CollectiveKind kind, int64_t bufferBytes,
+                           int64_t groupSize);
+
 } // namespace mlir::dist
 
 #endif // DIST_IR_DISTOPS_H
