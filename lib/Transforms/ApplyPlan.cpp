@@ -1,13 +1,18 @@
 //===- ApplyPlan.cpp - attaches a plan's mesh and shardings ---------------===//
+//
+// The plan is read by readPlan (parc/Plan/Plan.h), which rejects malformed
+// files with their line:column; this pass applies what parc-compile builds
+// (mesh, shardings, ZeRO 0 and 1) and rejects the parts it does not build yet.
+//
+//===----------------------------------------------------------------------===//
 
 #include "dist/IR/DistOps.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/Plan/Plan.h"
 #include "parc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MemoryBuffer.h"
-
-#include <nlohmann/json.hpp>
 
 namespace mlir::parc {
 #define GEN_PASS_DEF_APPLYPLANPASS
@@ -16,44 +21,8 @@ namespace mlir::parc {
 
 using namespace mlir;
 using namespace mlir::parc;
-// Mesh axes keep the order the plan lists them in.
-using Json = nlohmann::ordered_json;
 
 namespace {
-
-/// Records where a JSON text stops being JSON.
-struct SyntaxErrorFinder : nlohmann::json_sax<Json> {
-  size_t position = 0;
-  std::string token;
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t at, const std::string &last,
-                   const nlohmann::detail::exception &) override {
-    position = at;
-    token = last;
-    return false;
-  }
-};
-
-/// "line:column" of byte `position` in `text`.
-std::string lineColumn(StringRef text, size_t position) {
-  StringRef before = text.take_front(position);
-  size_t line = before.count('\n') + 1;
-  size_t lastNewline = before.rfind('\n');
-  size_t column =
-      lastNewline == StringRef::npos ? position : position - lastNewline - 1;
-  return std::to_string(line) + ":" + std::to_string(column + 1);
-}
 
 struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   using Base::Base;
@@ -63,15 +32,21 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
       signalPassFailure();
   }
 
-  InFlightDiagnostic error() {
-    return emitError(getOperation().getLoc()) << planFile << ": ";
+  /// An error at the module: "PLANFILE: LINE:COL: ", without the location
+  /// when it is unknown.
+  InFlightDiagnostic error(json::Location location = {}) {
+    InFlightDiagnostic diag = emitError(getOperation().getLoc())
+                              << planFile << ": ";
+    if (location.isKnown())
+      diag << location.str() << ": ";
+    return diag;
   }
 
   LogicalResult apply();
-  FailureOr<dist::MeshOp> createMesh(const Json &axes);
-  LogicalResult applySharding(const std::string &name, const Json &dims,
-                              dist::MeshOp mesh);
-  LogicalResult shardOptimizerState(dist::MeshOp mesh);
+  LogicalResult checkBuilt(const Plan &plan);
+  FailureOr<dist::MeshOp> createMesh(const Plan &plan);
+  LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
+  LogicalResult shardOptimizerState(dist::MeshOp mesh, json::Location location);
 };
 
 } // namespace
@@ -83,49 +58,68 @@ LogicalResult ApplyPlanPass::apply() {
   auto buffer = llvm::MemoryBuffer::getFile(planFile);
   if (!buffer)
     return error() << "cannot read the plan: " << buffer.getError().message();
-  StringRef text = (*buffer)->getBuffer();
-  Json plan = Json::parse(text.begin(), text.end(), nullptr,
-                          /*allow_exceptions=*/false);
-  if (plan.is_discarded()) {
-    SyntaxErrorFinder finder;
-    Json::sax_parse(text.begin(), text.end(), &finder);
-    return error() << lineColumn(text, finder.position)
-                   << ": not valid JSON near '" << finder.token << "'";
+  llvm::Expected<Plan> plan = readPlan((*buffer)->getBuffer(), planFile);
+  if (!plan) {
+    InFlightDiagnostic diag = error();
+    llvm::handleAllErrors(
+        plan.takeError(),
+        [&](const json::ReadError &readError) {
+          diag << readError.getLocatedMessage();
+        },
+        [&](const llvm::ErrorInfoBase &other) { diag << other.message(); });
+    return diag;
   }
-  if (!plan.is_object())
-    return error() << "a plan is a JSON object";
-  auto mesh = plan.find("mesh");
-  if (mesh == plan.end())
-    return error() << "the plan has no \"mesh\"";
-  FailureOr<dist::MeshOp> meshOp = createMesh(*mesh);
+  if (failed(checkBuilt(*plan)))
+    return failure();
+  FailureOr<dist::MeshOp> meshOp = createMesh(*plan);
   if (failed(meshOp))
     return failure();
-  auto shardings = plan.find("shardings");
-  if (shardings != plan.end()) {
-    if (!shardings->is_object())
-      return error() << "\"shardings\" must map names to shardings";
-    for (auto &[name, dims] : shardings->items())
-      if (failed(applySharding(name, dims, *meshOp)))
-        return failure();
-  }
-  auto zero = plan.find("zero");
-  if (zero == plan.end())
-    return success();
-  if (!zero->is_number_integer() ||
-      (zero->get<int64_t>() != 0 && zero->get<int64_t>() != 1))
-    return error() << "\"zero\" must be 0 or 1 (ZeRO stage)";
-  return zero->get<int64_t>() == 1 ? shardOptimizerState(*meshOp) : success();
+  for (const NamedSharding &sharding : plan->shardings)
+    if (failed(applySharding(sharding, *meshOp)))
+      return failure();
+  if (plan->zero == 1)
+    return shardOptimizerState(*meshOp, plan->locations.zero);
+  return success();
+}
+
+// The plan parts that readPlan accepts but parc-compile cannot build yet.
+// `sequence_parallel` needs nothing here: the shardings of the named values
+// express it.
+LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
+  const PlanLocations &at = plan.locations;
+  if (plan.pipeline)
+    return error(at.pipeline)
+           << "\"pipeline\" (pipeline parallelism) is not built yet (issue 10)";
+  if (plan.zero && *plan.zero > 1)
+    return error(at.zero) << "\"zero\": " << *plan.zero << " (ZeRO-"
+                          << *plan.zero
+                          << ") is not built yet (issue 11); parc-compile "
+                             "builds ZeRO 0 and 1";
+  if (plan.recompute && *plan.recompute != Recompute::None)
+    return error(at.recompute)
+           << "\"recompute\": \"" << getRecomputeName(*plan.recompute)
+           << "\" (activation recomputation) is not built yet (issue 11)";
+  if (plan.recomputeLayers && !plan.recomputeLayers->empty())
+    return error(at.recomputeLayers)
+           << "\"recompute_layers\" (activation recomputation) is not built "
+              "yet (issue 11)";
+  if (plan.precision == Precision::BF16Mixed)
+    return error(at.precision) << "\"precision\": \"bf16-mixed\" (mixed "
+                                  "precision) is not built yet (issue 11)";
+  return success();
 }
 
 // ZeRO-1: every optimizer state tensor is split over dp on its first
 // dimension that dp divides, parameters stay whole; the update then needs its
 // gradient only as this rank's shard (a reduce_scatter) and gathers the new
 // parameter.
-LogicalResult ApplyPlanPass::shardOptimizerState(dist::MeshOp mesh) {
+LogicalResult ApplyPlanPass::shardOptimizerState(dist::MeshOp mesh,
+                                                 json::Location location) {
   std::optional<int64_t> dp = mesh.getAxisSize("dp");
   if (!dp)
-    return error() << "\"zero\": 1 shards optimizer state over the mesh "
-                      "axis 'dp', which the mesh does not have";
+    return error(location)
+           << "\"zero\": 1 shards optimizer state over the mesh "
+              "axis 'dp', which the mesh does not have";
   Builder builder(&getContext());
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   for (auto func : getOperation().getOps<func::FuncOp>())
@@ -158,25 +152,20 @@ LogicalResult ApplyPlanPass::shardOptimizerState(dist::MeshOp mesh) {
   return success();
 }
 
-FailureOr<dist::MeshOp> ApplyPlanPass::createMesh(const Json &axes) {
-  if (!axes.is_object() || axes.empty())
-    return error() << "\"mesh\" must map axis names to sizes, e.g. "
-                      "{\"dp\": 2, \"tp\": 2}";
+FailureOr<dist::MeshOp> ApplyPlanPass::createMesh(const Plan &plan) {
   OpBuilder builder(&getContext());
   SmallVector<Attribute> names;
   SmallVector<int64_t> sizes;
-  for (auto &[name, size] : axes.items()) {
-    if (!size.is_number_integer() || size.get<int64_t>() < 1)
-      return error() << "mesh axis '" << name
-                     << "' needs a positive integer size";
-    names.push_back(builder.getStringAttr(name));
-    sizes.push_back(size.get<int64_t>());
+  for (const MeshAxis &axis : plan.mesh) {
+    names.push_back(builder.getStringAttr(axis.name));
+    sizes.push_back(axis.size);
   }
   ModuleOp module = getOperation();
   if (auto existing = module.lookupSymbol<dist::MeshOp>("mesh")) {
     if (existing.getAxisNames() != builder.getArrayAttr(names) ||
         existing.getAxisSizes() != ArrayRef<int64_t>(sizes))
-      return error() << "the module already has a different @mesh";
+      return error(plan.locations.mesh)
+             << "the module already has a different @mesh";
     return existing;
   }
   builder.setInsertionPointToStart(module.getBody());
@@ -185,35 +174,22 @@ FailureOr<dist::MeshOp> ApplyPlanPass::createMesh(const Json &axes) {
                               builder.getDenseI64ArrayAttr(sizes));
 }
 
-LogicalResult ApplyPlanPass::applySharding(const std::string &name,
-                                           const Json &dims,
+LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
                                            dist::MeshOp mesh) {
+  // readPlan has checked that every axis is a mesh axis.
   Builder builder(&getContext());
-  if (!dims.is_array())
-    return error() << "the sharding of '" << name
-                   << "' must list the axes of each dimension, e.g. "
-                      "[[\"dp\"], []]";
+  const std::string &name = planSharding.name;
+  json::Location location = planSharding.location;
   SmallVector<Attribute> dimAttrs;
-  for (const Json &axes : dims) {
-    if (!axes.is_array())
-      return error() << "the sharding of '" << name
-                     << "' must list each dimension's axes as an array";
+  for (const std::vector<std::string> &axes : planSharding.dims) {
     SmallVector<Attribute> axisAttrs;
-    for (const Json &axis : axes) {
-      if (!axis.is_string())
-        return error() << "the sharding of '" << name
-                       << "' names axes with strings";
-      std::string axisName = axis.get<std::string>();
-      if (!mesh.getAxisSize(axisName))
-        return error() << "the sharding of '" << name << "' uses axis '"
-                       << axisName << "', which the mesh does not have";
-      axisAttrs.push_back(builder.getStringAttr(axisName));
-    }
+    for (const std::string &axis : axes)
+      axisAttrs.push_back(builder.getStringAttr(axis));
     dimAttrs.push_back(builder.getArrayAttr(axisAttrs));
   }
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   dist::ShardingAttr sharding = dist::ShardingAttr::getChecked(
-      [&] { return error() << "the sharding of '" << name << "': "; },
+      [&] { return error(location) << "the sharding of '" << name << "': "; },
       &getContext(), meshRef, builder.getArrayAttr(dimAttrs),
       builder.getArrayAttr({}));
   if (!sharding)
@@ -230,8 +206,8 @@ LogicalResult ApplyPlanPass::applySharding(const std::string &name,
     found = true;
     Value value = op->getResult(0);
     if (failed(dist::verifyShardingForType(
-            sharding, cast<ShapedType>(value.getType()), mesh,
-            "'" + name + "'", [&] { return error(); })))
+            sharding, cast<ShapedType>(value.getType()), mesh, "'" + name + "'",
+            [&] { return error(location); })))
       return failure();
     OpBuilder builder(op->getContext());
     builder.setInsertionPointAfter(op);
@@ -249,15 +225,15 @@ LogicalResult ApplyPlanPass::applySharding(const std::string &name,
         continue;
       found = true;
       auto type = cast<ShapedType>(func.getArgument(index).getType());
-      if (failed(dist::verifyShardingForType(
-              sharding, type, mesh, "'" + name + "'",
-              [&] { return error(); })))
+      if (failed(dist::verifyShardingForType(sharding, type, mesh,
+                                             "'" + name + "'",
+                                             [&] { return error(location); })))
         return failure();
       func.setArgAttr(index, dist::DistDialect::kPlanShardingAttrName,
                       sharding);
     }
   if (!found)
-    return error() << "the plan shards '" << name
-                   << "', which names no argument or op (parc.name)";
+    return error(location) << "the plan shards '" << name
+                           << "', which names no argument or op (parc.name)";
   return success();
 }
