@@ -1,0 +1,46 @@
+//===- CompileCheck.h - a plan through parc-compile's passes ----*- C++ -*-===//
+//
+// A plan that parc-compile builds can be checked before it is emitted: the
+// train step of the forward model (AdamW, as --parc-make-train-step makes
+// it) goes through the plan, propagation, partitioning and the static memory
+// plan in process, and the arena the executables will allocate is read off.
+// The planner reports it beside its analytical prediction and rejects a plan
+// whose compiled memory does not fit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_PLAN_COMPILECHECK_H
+#define PARC_PLAN_COMPILECHECK_H
+
+#include "parc/Plan/Report.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace mlir::parc {
+
+struct CompiledFigures {
+  /// The static memory plan's peak per rank.
+  int64_t arenaBytes = 0;
+  int64_t parameterBytes = 0;
+  int64_t optimizerStateBytes = 0;
+  /// Bytes one rank sends per step, and the collectives' count.
+  double trafficBytes = 0;
+  int64_t collectives = 0;
+};
+
+/// Compiles the train step of `forward` under `plan` up to the memory plan;
+/// on failure `error` says which pass refused it and why.
+FailureOr<CompiledFigures> compilePlan(func::FuncOp forward, const Plan &plan,
+                                       std::string &error);
+
+/// Compiles the first `count` buildable plans of `result` (fastest first)
+/// and records their arenas; a plan whose arena exceeds the memory limit, or
+/// that the compiler refuses, moves to the rejected list with the reason.
+void checkBuildablePlans(SearchResult &result, const ModelGraph &graph,
+                         const ReportContext &context, int64_t count);
+
+} // namespace mlir::parc
+
+#endif // PARC_PLAN_COMPILECHECK_H

@@ -1,0 +1,106 @@
+//===- StrategyIlp.h - per-op sharding strategies by ILP --------*- C++ -*-===//
+//
+// Inside one pipeline stage, every op of the model chooses where the tensor
+// axis `tp` goes: on none of its factors, or on one factor its sharding rule
+// allows (a reduction factor leaves partial sums). Every parameter chooses a
+// layout. Between a producer and a consumer, the layouts they imply are
+// reconciled by planResharding, the partitioner's own logic: the forward
+// steps, and in the backward pass the steps that bring the gradient back to
+// the producer's layout (a gradient is partial over tp where the consumer
+// split a factor the operand does not span). An ILP (COIN-OR CBC) picks the
+// strategies with the least compute plus communication time, as Alpa does;
+// layers of one structure share their variables, so a 96-layer model is one
+// layer's problem. Megatron's column- then row-parallel pattern is the
+// optimum it finds, not a template.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_PLAN_STRATEGYILP_H
+#define PARC_PLAN_STRATEGYILP_H
+
+#include "parc/Plan/CostModel.h"
+#include "parc/Plan/ModelGraph.h"
+#include "parc/Transforms/FactorSharding.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+
+namespace mlir::parc {
+
+struct StrategyConfig {
+  int64_t tp = 1;
+  /// Samples per micro-batch on one data-parallel rank.
+  int64_t microBatch = 1;
+  /// Whether tp may split token (batch and sequence) factors.
+  bool sequenceParallel = false;
+  auto key() const { return std::make_tuple(tp, microBatch, sequenceParallel); }
+};
+
+/// Per micro-batch and per instance (one layer of a class, or the whole part
+/// before or after the layers), on one rank.
+struct SegmentCost {
+  double forwardTime = 0;
+  double backwardTime = 0;
+  /// Collectives over tp, forward and backward.
+  double communicationTime = 0;
+  double communicationBytes = 0;
+  /// Forward tensors the backward pass reads.
+  double activationBytes = 0;
+  /// What selective recomputation keeps: the saved results of ops that read
+  /// parameters; the parameter-free ops (activations, attention cores,
+  /// elementwise) are recomputed, at `parameterFreeForwardTime`.
+  double selectiveActivationBytes = 0;
+  double parameterFreeForwardTime = 0;
+  /// The largest op's operands and results (a bound on temporaries).
+  double largestOpBytes = 0;
+  /// The segment's output (what a pipeline stage sends, and what full
+  /// recomputation keeps of a layer).
+  double outputBytes = 0;
+  double parameters = 0;
+  /// Parameters of an earlier segment this one uses too (a tied LM head):
+  /// a pipeline stage that holds only this segment keeps its own copy.
+  double sharedParameters = 0;
+  double forwardFlops = 0;
+};
+
+struct StrategySolution {
+  StrategyConfig config;
+  bool feasible = true;
+  std::map<Segment, SegmentCost> segments;
+  /// Per node: the layout of each result (Op nodes) or of the argument.
+  SmallVector<SmallVector<TensorSharding>> layouts;
+  /// Whether a token factor ended up split (sequence parallelism).
+  bool usesSequenceParallel = false;
+  /// The op with the most FLOPs that tp cannot split, if any.
+  std::string unsplitOp;
+  double unsplitFlopShare = 0;
+  double objective = 0;
+  int64_t variables = 0;
+};
+
+class StrategyIlp {
+public:
+  /// `bytesPerFloat` is the size of a float element at the planned
+  /// precision (f32 4, bf16 2).
+  StrategyIlp(const ModelGraph &graph, const CostModel &costs,
+              int64_t bytesPerFloat);
+
+  /// Solves (or returns the cached solution for) `config`.
+  const StrategySolution &solve(const StrategyConfig &config);
+
+  /// The mesh `[tp = size]` layouts refer to.
+  dist::MeshOp getMesh(int64_t tp);
+
+private:
+  const ModelGraph &graph;
+  const CostModel &costs;
+  int64_t bytesPerFloat;
+  OwningOpRef<ModuleOp> meshes;
+  std::map<std::tuple<int64_t, int64_t, bool>, StrategySolution> cache;
+};
+
+} // namespace mlir::parc
+
+#endif // PARC_PLAN_STRATEGYILP_H

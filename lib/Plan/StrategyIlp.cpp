@@ -1,0 +1,396 @@
+//===- StrategyIlp.cpp - per-op sharding strategies by ILP ----------------===//
+//
+// Variables (Alpa's formulation): x[n][s] = 1 when node n takes strategy s,
+// one per node; y[e][s1][s2] for each edge and compatible strategy pair,
+// tied to x by sum_s2 y = x[producer][s1] and sum_s1 y = x[consumer][s2].
+// Pairs that no resharding can connect have no y, so they cannot be chosen
+// together. Times are in microseconds to keep CBC's tolerances meaningful.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/Plan/StrategyIlp.h"
+
+#include "parc/Transforms/MemoryPlan.h"
+#include "parc/Transforms/Resharding.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <set>
+
+#include "CbcModel.hpp"
+#include "CoinPackedMatrix.hpp"
+#include "CoinPackedVector.hpp"
+#include "OsiClpSolverInterface.hpp"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+namespace {
+
+/// One choice of a node and what it implies.
+struct Candidate {
+  /// The factor tp splits (Op nodes), -1 for none.
+  int64_t factor = -1;
+  SmallVector<TensorSharding> operandLayouts;
+  /// The gradient of each operand as the backward pass produces it.
+  SmallVector<TensorSharding> gradientLayouts;
+  SmallVector<TensorSharding> resultLayouts;
+  double forwardTime = 0;
+  double backwardTime = 0;
+  double forwardFlops = 0;
+  double opBytes = 0;
+};
+
+constexpr double kMicroseconds = 1e6;
+
+} // namespace
+
+StrategyIlp::StrategyIlp(const ModelGraph &graph, const CostModel &costs,
+                         int64_t bytesPerFloat)
+    : graph(graph), costs(costs), bytesPerFloat(bytesPerFloat),
+      meshes(ModuleOp::create(graph.getFunction().getLoc())) {
+  meshes->getContext()->getOrLoadDialect<dist::DistDialect>();
+}
+
+dist::MeshOp StrategyIlp::getMesh(int64_t tp) {
+  std::string name = "tp" + std::to_string(tp);
+  if (auto mesh = meshes->lookupSymbol<dist::MeshOp>(name))
+    return mesh;
+  OpBuilder builder(meshes->getContext());
+  builder.setInsertionPointToEnd(meshes->getBody());
+  return dist::MeshOp::create(
+      builder, meshes->getLoc(), name,
+      builder.getArrayAttr({builder.getStringAttr("tp")}),
+      builder.getDenseI64ArrayAttr({tp}));
+}
+
+const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
+  auto key = config.key();
+  if (auto it = cache.find(key); it != cache.end())
+    return it->second;
+  StrategySolution &solution = cache[key];
+  solution.config = config;
+  dist::MeshOp mesh = getMesh(config.tp);
+  StringAttr tpAxis = StringAttr::get(meshes->getContext(), "tp");
+  double batchScale = double(config.microBatch) / graph.getBatch();
+
+  auto scaleOf = [&](Type type, bool batchScaled) {
+    auto shaped = cast<ShapedType>(type);
+    double scale = batchScaled ? batchScale : 1.0;
+    if (isa<FloatType>(shaped.getElementType()))
+      scale *= double(bytesPerFloat) /
+               std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
+    return scale;
+  };
+  auto localBytes = [&](Type type, const TensorSharding &layout,
+                        bool batchScaled) {
+    auto ranked = cast<RankedTensorType>(type);
+    return getTensorBytes(layout.getLocalType(ranked, mesh)) *
+           scaleOf(type, batchScaled);
+  };
+  GroupPlacement tpGroup{config.tp, 1};
+
+  // Candidates of every node.
+  ArrayRef<GraphNode> nodes = graph.getNodes();
+  std::vector<std::vector<Candidate>> candidates(nodes.size());
+  double totalFlops = 0;
+  for (auto [index, node] : llvm::enumerate(nodes)) {
+    std::vector<Candidate> &list = candidates[index];
+    if (node.kind != GraphNode::Op) {
+      auto type = cast<RankedTensorType>(node.argument.getType());
+      list.push_back({});
+      list.back().resultLayouts.push_back(
+          TensorSharding::replicated(type.getRank()));
+      if (node.kind == GraphNode::Input || config.tp == 1)
+        continue;
+      for (int64_t dim = 0; dim < type.getRank(); ++dim) {
+        if (type.getDimSize(dim) % config.tp != 0)
+          continue;
+        TensorSharding layout = TensorSharding::replicated(type.getRank());
+        layout.dims[dim].push_back(tpAxis);
+        Candidate candidate;
+        candidate.resultLayouts.push_back(layout);
+        list.push_back(candidate);
+      }
+      continue;
+    }
+    const ShardingRule &rule = node.rule;
+    Operation *op = node.op;
+    bool scaled = llvm::any_of(node.batchScaled, [](bool b) { return b; });
+    double flops = 0;
+    if (auto counted = dyn_cast<FlopCountOpInterface>(op))
+      flops = counted.getFlopCount() * (scaled ? batchScale : 1.0);
+    totalFlops += flops * node.instances;
+    SmallVector<int64_t> factorChoices = {-1};
+    if (config.tp > 1)
+      for (auto [factor, info] : llvm::enumerate(rule.getFactors()))
+        if (info.kind != FactorKind::Replicated &&
+            info.size % config.tp == 0 &&
+            (config.sequenceParallel || !node.tokenFactors[factor]))
+          factorChoices.push_back(factor);
+    for (int64_t factor : factorChoices) {
+      FactorAxes axes(rule.getFactors().size());
+      if (factor >= 0) {
+        axes[factor].push_back(tpAxis);
+        legalizeFactorAxes(rule, axes, mesh);
+        if (axes[factor].empty())
+          continue;
+      }
+      Candidate candidate;
+      candidate.factor = factor;
+      double bytes = 0;
+      for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+        TensorSharding wanted = deriveTensorSharding(
+            rule, rule.getOperands()[i], axes, /*isResult=*/false);
+        TensorSharding gradient = wanted;
+        bool spans = llvm::any_of(rule.getOperands()[i],
+                                  [&](const DimFactors &dim) {
+                                    return llvm::is_contained(dim, factor);
+                                  });
+        if (factor >= 0 && !spans &&
+            rule.getFactors()[factor].kind == FactorKind::Parallel)
+          gradient.partial.push_back(tpAxis);
+        bool operandScaled = true;
+        if (auto argument = dyn_cast<BlockArgument>(operand))
+          operandScaled = nodes[*graph.getArgumentNode(
+                                    argument.getArgNumber())]
+                              .batchScaled[0];
+        else
+          operandScaled =
+              nodes[graph.getOpNode(operand.getDefiningOp())]
+                  .batchScaled[cast<OpResult>(operand).getResultNumber()];
+        bytes += localBytes(operand.getType(), wanted, operandScaled);
+        candidate.operandLayouts.push_back(std::move(wanted));
+        candidate.gradientLayouts.push_back(std::move(gradient));
+      }
+      for (auto [i, result] : llvm::enumerate(op->getResults())) {
+        candidate.resultLayouts.push_back(deriveTensorSharding(
+            rule, rule.getResults()[i], axes, /*isResult=*/true));
+        bytes += localBytes(result.getType(), candidate.resultLayouts.back(),
+                            node.batchScaled[i]);
+      }
+      double localFlops = factor >= 0 ? flops / config.tp : flops;
+      candidate.forwardFlops = localFlops;
+      candidate.opBytes = bytes;
+      candidate.forwardTime = costs.getKernelTime(localFlops, bytes);
+      // The backward pass computes two products per forward one (the
+      // gradients of both operands) and moves about twice the bytes.
+      candidate.backwardTime = costs.getKernelTime(2 * localFlops, 2 * bytes);
+      list.push_back(std::move(candidate));
+    }
+    if (list.size() == 1 && config.tp > 1 &&
+        flops * node.instances > solution.unsplitFlopShare) {
+      solution.unsplitFlopShare = flops * node.instances;
+      solution.unsplitOp = op->getName().getStringRef().str();
+    }
+  }
+  if (totalFlops > 0)
+    solution.unsplitFlopShare /= totalFlops;
+
+  // Edge costs: forward resharding, then the gradient's way back.
+  auto reshardTime = [&](Type type, bool scaled, const TensorSharding &from,
+                         const TensorSharding &to, double &bytes) {
+    std::string whyNot;
+    FailureOr<SmallVector<ReshardStep>> steps = planResharding(
+        mesh, cast<RankedTensorType>(type), from, to, whyNot);
+    if (failed(steps))
+      return std::optional<double>();
+    double time = 0;
+    for (const ReshardStep &step : *steps) {
+      double stepBytes = step.bufferBytes * scaleOf(type, scaled);
+      bytes += dist::getRingTrafficBytes(step.kind,
+                                         static_cast<int64_t>(stepBytes),
+                                         step.groupSize);
+      time += costs.getCollectiveTime(step.kind, stepBytes, tpGroup);
+    }
+    return std::optional<double>(time);
+  };
+  struct PairCost {
+    unsigned from, to;
+    double time, bytes;
+  };
+  ArrayRef<GraphEdge> edges = graph.getEdges();
+  SmallVector<SmallVector<PairCost>> pairs(edges.size());
+  for (auto [index, edge] : llvm::enumerate(edges)) {
+    const GraphNode &producer = nodes[edge.producer];
+    Type type = producer.kind == GraphNode::Op
+                    ? producer.op->getResult(edge.result).getType()
+                    : producer.argument.getType();
+    bool scaled = producer.batchScaled[edge.result];
+    for (auto [i, from] : llvm::enumerate(candidates[edge.producer]))
+      for (auto [j, to] : llvm::enumerate(candidates[edge.consumer])) {
+        double bytes = 0;
+        const TensorSharding &produced = from.resultLayouts[edge.result];
+        std::optional<double> forward = reshardTime(
+            type, scaled, produced, to.operandLayouts[edge.operand], bytes);
+        if (!forward)
+          continue;
+        double backward = 0;
+        if (producer.kind != GraphNode::Input) {
+          TensorSharding gradientTarget = produced;
+          gradientTarget.partial.clear();
+          std::optional<double> back =
+              reshardTime(type, scaled, to.gradientLayouts[edge.operand],
+                          gradientTarget, bytes);
+          if (!back)
+            continue;
+          backward = *back;
+        }
+        pairs[index].push_back({unsigned(i), unsigned(j), *forward + backward,
+                                bytes});
+      }
+  }
+
+  // The ILP, unless every node has one choice.
+  SmallVector<int64_t> chosen(nodes.size(), 0);
+  bool needsSolver =
+      llvm::any_of(candidates, [](auto &list) { return list.size() > 1; });
+  if (needsSolver) {
+    SmallVector<int64_t> xOffset(nodes.size());
+    int64_t columns = 0;
+    for (auto [index, list] : llvm::enumerate(candidates)) {
+      xOffset[index] = columns;
+      columns += list.size();
+    }
+    SmallVector<int64_t> yOffset(edges.size());
+    for (auto [index, list] : llvm::enumerate(pairs)) {
+      yOffset[index] = columns;
+      columns += list.size();
+    }
+    std::vector<double> objective(columns, 0), lower(columns, 0),
+        upper(columns, 1);
+    for (auto [index, list] : llvm::enumerate(candidates))
+      for (auto [s, candidate] : llvm::enumerate(list))
+        objective[xOffset[index] + s] =
+            nodes[index].instances *
+            (candidate.forwardTime + candidate.backwardTime) * kMicroseconds;
+    for (auto [index, list] : llvm::enumerate(pairs))
+      for (auto [k, pair] : llvm::enumerate(list))
+        objective[yOffset[index] + k] =
+            edges[index].uses * pair.time * kMicroseconds;
+
+    CoinPackedMatrix matrix(false, 0, 0);
+    matrix.setDimensions(0, columns);
+    std::vector<double> rowLower, rowUpper;
+    auto addRow = [&](const CoinPackedVector &row, double value) {
+      matrix.appendRow(row);
+      rowLower.push_back(value);
+      rowUpper.push_back(value);
+    };
+    for (auto [index, list] : llvm::enumerate(candidates)) {
+      CoinPackedVector row;
+      for (size_t s = 0; s < list.size(); ++s)
+        row.insert(xOffset[index] + s, 1.0);
+      addRow(row, 1.0);
+    }
+    for (auto [index, edge] : llvm::enumerate(edges)) {
+      for (size_t s = 0; s < candidates[edge.producer].size(); ++s) {
+        CoinPackedVector row;
+        row.insert(xOffset[edge.producer] + s, -1.0);
+        for (auto [k, pair] : llvm::enumerate(pairs[index]))
+          if (pair.from == s)
+            row.insert(yOffset[index] + k, 1.0);
+        addRow(row, 0.0);
+      }
+      for (size_t s = 0; s < candidates[edge.consumer].size(); ++s) {
+        CoinPackedVector row;
+        row.insert(xOffset[edge.consumer] + s, -1.0);
+        for (auto [k, pair] : llvm::enumerate(pairs[index]))
+          if (pair.to == s)
+            row.insert(yOffset[index] + k, 1.0);
+        addRow(row, 0.0);
+      }
+    }
+    OsiClpSolverInterface solver;
+    solver.messageHandler()->setLogLevel(0);
+    solver.loadProblem(matrix, lower.data(), upper.data(), objective.data(),
+                       rowLower.data(), rowUpper.data());
+    for (auto [index, list] : llvm::enumerate(candidates))
+      for (size_t s = 0; s < list.size(); ++s)
+        solver.setInteger(xOffset[index] + s);
+    CbcModel model(solver);
+    model.setLogLevel(0);
+    model.messageHandler()->setLogLevel(0);
+    model.branchAndBound();
+    solution.variables = columns;
+    const double *values = model.bestSolution();
+    if (!values || !model.isProvenOptimal()) {
+      solution.feasible = false;
+      return solution;
+    }
+    solution.objective = model.getObjValue() / kMicroseconds;
+    for (auto [index, list] : llvm::enumerate(candidates))
+      for (size_t s = 0; s < list.size(); ++s)
+        if (values[xOffset[index] + s] > 0.5)
+          chosen[index] = s;
+  }
+
+  // What the choice costs, per segment instance.
+  llvm::DenseSet<int64_t> readsParameters;
+  for (const GraphEdge &edge : edges)
+    if (nodes[edge.producer].kind == GraphNode::Param)
+      readsParameters.insert(edge.consumer);
+  for (auto [index, node] : llvm::enumerate(nodes)) {
+    const Candidate &candidate = candidates[index][chosen[index]];
+    solution.layouts.push_back(candidate.resultLayouts);
+    SegmentCost &segment = solution.segments[node.segment];
+    if (node.kind == GraphNode::Param) {
+      auto type = cast<RankedTensorType>(node.argument.getType());
+      segment.parameters +=
+          candidate.resultLayouts[0].getLocalType(type, mesh).getNumElements();
+      continue;
+    }
+    if (node.kind != GraphNode::Op)
+      continue;
+    if (candidate.factor >= 0 && node.tokenFactors[candidate.factor])
+      solution.usesSequenceParallel = true;
+    segment.forwardTime += candidate.forwardTime;
+    segment.backwardTime += candidate.backwardTime;
+    segment.forwardFlops += candidate.forwardFlops;
+    segment.largestOpBytes = std::max(segment.largestOpBytes, candidate.opBytes);
+    bool parameterized = readsParameters.contains(index);
+    if (!parameterized)
+      segment.parameterFreeForwardTime += candidate.forwardTime;
+    for (auto [i, result] : llvm::enumerate(node.op->getResults())) {
+      if (!node.savedForBackward[i])
+        continue;
+      double bytes = localBytes(result.getType(), candidate.resultLayouts[i],
+                                node.batchScaled[i]);
+      segment.activationBytes += bytes;
+      if (parameterized)
+        segment.selectiveActivationBytes += bytes;
+    }
+  }
+  std::set<std::pair<int64_t, int>> shared;
+  for (auto [index, edge] : llvm::enumerate(edges)) {
+    const GraphNode &producer = nodes[edge.producer];
+    Segment::Kind user = nodes[edge.consumer].segment.kind;
+    if (producer.kind == GraphNode::Param && producer.segment.kind != user &&
+        shared.insert({edge.producer, int(user)}).second) {
+      auto type = cast<RankedTensorType>(producer.argument.getType());
+      solution.segments[nodes[edge.consumer].segment].sharedParameters +=
+          solution.layouts[edge.producer][0]
+              .getLocalType(type, mesh)
+              .getNumElements();
+    }
+    int64_t s1 = chosen[edge.producer], s2 = chosen[edge.consumer];
+    for (const PairCost &pair : pairs[index])
+      if (pair.from == s1 && pair.to == s2) {
+        const GraphNode &consumer = nodes[edge.consumer];
+        SegmentCost &segment = solution.segments[consumer.segment];
+        double share = double(edge.uses) / consumer.instances;
+        segment.communicationTime += share * pair.time;
+        segment.communicationBytes += share * pair.bytes;
+      }
+  }
+  for (auto &[segment, cost] : solution.segments) {
+    if (segment.kind != Segment::Layer)
+      continue;
+    int64_t output = graph.getLayerOutputNode(segment.layerClass);
+    const GraphNode &node = nodes[output];
+    cost.outputBytes = localBytes(node.op->getResult(0).getType(),
+                                  solution.layouts[output][0],
+                                  node.batchScaled[0]);
+  }
+  return solution;
+}
