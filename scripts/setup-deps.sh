@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # Compiler infrastructure: MLIR/LLVM 22, lit and FileCheck.
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  cmake ninja-build g++ ccache
+  cmake ninja-build g++ ccache pkg-config
   # Libraries.
   nlohmann-json3-dev libgtest-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata

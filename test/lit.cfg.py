@@ -30,7 +30,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.parc_tools_dir, config.llvm_tools_dir]
 tools = ["parc-opt", "parc-run", "parc-model", "parc-compile",
-         "parc-translate"]
+         "parc-translate", "parc-plan", "search-parallel-plan"]
 
 # Compiled programs run under Open MPI as root in CI, with more ranks than
 # cores.

@@ -87,8 +87,9 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
     return failure();
   if (func.getNumResults() == 0 ||
       cast<ShapedType>(func.getResultTypes()[0]).getRank() != 0)
-    return func.emitError("the planner needs a model whose first result is "
-                          "the scalar loss");
+    return emitError(func.getLoc(), "the planner needs a model whose first "
+                                    "result is the scalar loss (@")
+           << func.getSymName() << " returns no scalar first)";
 
   // Batch dependence and token dimensions start at the inputs.
   llvm::DenseSet<Value> batchScaled;
@@ -96,6 +97,11 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
   llvm::DenseMap<Operation *, SmallVector<bool>> tokenFactorsOf;
   for (const ModelArgument &argument : *arguments) {
     BlockArgument value = func.getArgument(argument.index);
+    if (argument.role == ArgumentRole::OptState)
+      return emitError(value.getLoc(), "the planner takes the forward "
+                                       "model, not a train step: argument '")
+             << argument.name
+             << "' is optimizer state (parc-plan plans the training itself)";
     if (argument.role == ArgumentRole::Param)
       graph.parameterCount += argument.type.getNumElements();
     if (argument.role != ArgumentRole::Input &&
@@ -119,8 +125,9 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
       continue;
     auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
     if (!ruleOp)
-      return op.emitOpError("has no sharding rule, so the planner cannot "
-                            "place it");
+      return emitError(op.getLoc())
+             << "'" << op.getName()
+             << "' has no sharding rule, so the planner cannot place it";
     std::optional<int64_t> layer;
     bool usesOtherParams = false;
     for (Value operand : op.getOperands()) {

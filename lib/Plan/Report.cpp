@@ -12,16 +12,7 @@ using namespace mlir;
 using namespace mlir::parc;
 using Json = nlohmann::ordered_json;
 
-/// Bytes in the largest binary unit that keeps the figure above 1.
-static std::string gib(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (unit < 4 && std::abs(bytes) >= 1024) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return llvm::formatv("{0:f2} {1}", bytes, units[unit]).str();
-}
+static std::string gib(double bytes) { return formatBytes(bytes); }
 
 static std::string seconds(double time) {
   if (time >= 1)
@@ -244,8 +235,16 @@ void mlir::parc::printReport(llvm::raw_ostream &os, const SearchResult &result,
      << llvm::formatv("{0:f2}", context.searchSeconds) << " s; "
      << result.plans.size() << " fit in memory, " << result.rejected.size()
      << " rejected\n\n";
+  auto printRejected = [&] {
+    if (result.rejected.empty())
+      return;
+    os << (markdown ? "\n## Rejected\n\n" : "\nrejected (first 20):\n");
+    for (size_t i = 0; i < result.rejected.size() && i < 20; ++i)
+      os << (markdown ? "- " : "  ") << result.rejected[i].configuration
+         << ": " << result.rejected[i].reason << "\n";
+  };
   if (result.plans.empty())
-    return;
+    return printRejected();
   const EvaluatedPlan &chosen = result.plans.front();
   os << (markdown ? "## Fastest plan\n\n" : "fastest plan: ")
      << chosen.describe() << "\n";
@@ -277,12 +276,7 @@ void mlir::parc::printReport(llvm::raw_ostream &os, const SearchResult &result,
                      i < static_cast<size_t>(context.top + 1);
        ++i)
     os << tableRow(result.plans[i], i + 1) << "\n";
-  if (!result.rejected.empty()) {
-    os << (markdown ? "\n## Rejected\n\n" : "\nrejected (first 20):\n");
-    for (size_t i = 0; i < result.rejected.size() && i < 20; ++i)
-      os << (markdown ? "- " : "  ") << result.rejected[i].configuration
-         << ": " << result.rejected[i].reason << "\n";
-  }
+  printRejected();
 }
 
 static Json planJson(const EvaluatedPlan &plan) {

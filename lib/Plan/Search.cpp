@@ -39,8 +39,15 @@ static std::vector<int64_t> getDivisors(int64_t n) {
   return small;
 }
 
-static std::string formatGiB(double bytes) {
-  return llvm::formatv("{0:f2} GiB", bytes / (1024.0 * 1024 * 1024)).str();
+/// Bytes in the largest binary unit that keeps the figure above 1.
+std::string mlir::parc::formatBytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (unit < 4 && std::abs(bytes) >= 1024) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return llvm::formatv("{0:f2} {1}", bytes, units[unit]).str();
 }
 
 namespace {
@@ -132,6 +139,8 @@ std::vector<int64_t> Searcher::partition(const std::vector<double> &layerTime,
                                          double pre, double post,
                                          int64_t chunks) const {
   int64_t layers = layerTime.size();
+  if (layers == 0)
+    return std::vector<int64_t>(chunks, 0);
   std::vector<double> prefix(layers + 1, 0);
   for (int64_t i = 0; i < layers; ++i)
     prefix[i + 1] = prefix[i] + layerTime[i];
@@ -180,6 +189,13 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
                                       "not divisible by {0}",
                                       tp, solution.unsplitOp,
                                       100 * solution.unsplitFlopShare));
+  // A tensor axis over which the ILP splits little is GPUs doing the same
+  // work twice: communication costs more than splitting saves at this size.
+  if (tp > 1 && solution.splitFlopShare < 0.5 && !options.fixed.tp)
+    return reject(mesh, llvm::formatv("tp={0} would leave {1:f0}% of the "
+                                      "FLOPs replicated: splitting them costs "
+                                      "more communication than it saves",
+                                      tp, 100 * (1 - solution.splitFlopShare)));
   if (sp && !solution.usesSequenceParallel && tp > 1 &&
       !options.fixed.sequenceParallel)
     return; // the same plan as sp=off
@@ -227,7 +243,7 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
                        : std::vector<int64_t>{2, 4};
       for (int64_t v : virtuals) {
         int64_t chunks = pp * v;
-        if (chunks > graph.getNumLayers()) {
+        if (chunks > 1 && chunks > graph.getNumLayers()) {
           reject(mesh + " v=" + std::to_string(v),
                  llvm::formatv("{0} pipeline chunks but only {1} layers",
                                chunks, graph.getNumLayers()));
@@ -306,8 +322,12 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
           }
           // Time on the slowest stage; the tensor-parallel share of it is
           // reported apart.
+          // A model without repeated layers is all "before the layers".
           const SegmentCost &slowCost =
-              solution.segments.at({Segment::Layer, graph.getLayerClasses()[0]});
+              graph.getNumLayers() > 0
+                  ? solution.segments.at(
+                        {Segment::Layer, graph.getLayerClasses()[0]})
+                  : pre;
           double layerShare =
               slowCost.communicationTime /
               std::max(1e-30, slowCost.forwardTime + slowCost.backwardTime +
@@ -459,10 +479,10 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
             reject(plan.describe(),
                    llvm::formatv("out of memory on stage {0}: needs {1}, "
                                  "{2} over the {3} limit ({4} {5})",
-                                 plan.peakStage, formatGiB(total),
-                                 formatGiB(total - options.memoryLimit),
-                                 formatGiB(options.memoryLimit),
-                                 formatGiB(plan.memory.activations),
+                                 plan.peakStage, formatBytes(total),
+                                 formatBytes(total - options.memoryLimit),
+                                 formatBytes(options.memoryLimit),
+                                 formatBytes(plan.memory.activations),
                                  "of activations"));
             continue;
           }
@@ -489,7 +509,7 @@ SearchResult Searcher::run() {
       if (!options.space.dp && !options.fixed.dp && dp != 1)
         continue;
       std::string mesh = llvm::formatv("dp={0} tp={1} pp={2}", dp, tp, pp);
-      if (pp > graph.getNumLayers()) {
+      if (pp > 1 && pp > graph.getNumLayers()) {
         reject(mesh, llvm::formatv("{0} pipeline stages but only {1} layers",
                                    pp, graph.getNumLayers()));
         continue;
@@ -517,10 +537,21 @@ SearchResult Searcher::run() {
       }
     }
   }
+  // Fastest first; plans within a millionth of each other's time are ties,
+  // settled toward the simpler plan (data parallelism before tensor and
+  // pipeline parallelism, less ZeRO and recomputation), then less memory.
   std::stable_sort(result.plans.begin(), result.plans.end(),
                    [](const EvaluatedPlan &a, const EvaluatedPlan &b) {
-                     if (a.stepTime != b.stepTime)
+                     double scale = std::max(a.stepTime, b.stepTime);
+                     if (std::abs(a.stepTime - b.stepTime) > 1e-6 * scale)
                        return a.stepTime < b.stepTime;
+                     auto simplicity = [](const EvaluatedPlan &plan) {
+                       return std::make_tuple(plan.pp, plan.tp, plan.zero,
+                                              int(plan.recompute),
+                                              plan.sequenceParallel);
+                     };
+                     if (simplicity(a) != simplicity(b))
+                       return simplicity(a) < simplicity(b);
                      return a.memory.total() < b.memory.total();
                    });
   return std::move(result);

@@ -344,6 +344,9 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
       continue;
     if (candidate.factor >= 0 && node.tokenFactors[candidate.factor])
       solution.usesSequenceParallel = true;
+    if (candidate.factor >= 0 && totalFlops > 0)
+      solution.splitFlopShare +=
+          candidate.forwardFlops * config.tp * node.instances / totalFlops;
     segment.forwardTime += candidate.forwardTime;
     segment.backwardTime += candidate.backwardTime;
     segment.forwardFlops += candidate.forwardFlops;

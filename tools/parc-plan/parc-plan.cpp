@@ -92,6 +92,12 @@ static cl::opt<std::string>
     deepspeedFile("emit-deepspeed",
                   cl::desc("Write the plan as a DeepSpeed config"),
                   cl::cat(category));
+static cl::opt<bool> overlapGradReduce(
+    "overlap-grad-reduce",
+    cl::desc("Hide the data-parallel gradient reduction behind the last "
+             "micro-batch's backward pass (default true; Megatron-LM before "
+             "2023 did not)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<std::string> funcName(
     "func", cl::desc("Model function (default: @forward, or the only one)"),
     cl::cat(category));
@@ -273,6 +279,7 @@ int main(int argc, char **argv) {
     return 1;
   SearchOptions options;
   options.globalBatch = globalBatch;
+  options.overlapGradientReduction = overlapGradReduce;
   options.gpus = gpus ? int64_t(gpus) : cluster->nodes * cluster->devicesPerNode;
   if (options.gpus < 1)
     return fail("--gpus is needed: the cluster '" + cluster->name +
@@ -356,12 +363,9 @@ int main(int argc, char **argv) {
     std::string reason =
         result->rejected.empty()
             ? std::string("no configuration matches the constraints")
-            : llvm::formatv("the smallest needs {0:f2} GiB per device "
-                            "(mostly {1}); the limit is {2:f2} GiB",
-                            result->smallestMemory / (1024.0 * 1024 * 1024),
-                            result->smallestMemoryTerm,
-                            options.memoryLimit / (1024.0 * 1024 * 1024))
-                  .str();
+            : "the smallest needs " + formatBytes(result->smallestMemory) +
+                  " per device (mostly " + result->smallestMemoryTerm +
+                  "); the limit is " + formatBytes(options.memoryLimit);
     if (!result->rejected.empty() && result->smallestMemory == 0)
       reason = result->rejected.front().configuration + ": " +
                result->rejected.front().reason;

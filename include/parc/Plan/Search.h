@@ -143,6 +143,9 @@ struct SearchResult {
   std::string smallestMemoryTerm;
 };
 
+/// "1.50 GiB", "12.00 KiB": bytes for people.
+std::string formatBytes(double bytes);
+
 /// Searches the plans of `graph` on `options.gpus` devices; fails with a
 /// message in `error` when the options contradict each other.
 FailureOr<SearchResult> searchPlans(const ModelGraph &graph,

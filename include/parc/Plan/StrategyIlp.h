@@ -76,6 +76,8 @@ struct StrategySolution {
   /// The op with the most FLOPs that tp cannot split, if any.
   std::string unsplitOp;
   double unsplitFlopShare = 0;
+  /// The share of the FLOPs in ops the chosen strategies split over tp.
+  double splitFlopShare = 0;
   double objective = 0;
   int64_t variables = 0;
 };
