@@ -35,12 +35,17 @@ constexpr StringRef kEfficiencyKeys[] = {"gemm", "memory_bound", "collective"};
 //===----------------------------------------------------------------------===//
 
 /// [FLOPs of one GEMM, fraction of peak]: small GEMMs cannot fill the
-/// device, large ones come close to its peak.
+/// device, large ones come close to its peak. The shape is an assumption;
+/// its level is fitted once, to Narayanan et al. SC21 table 1's 1T row
+/// (163 TFLOP/s per A100, where attention and the LM head are < 2% of the
+/// FLOPs): bench/planner/README.md has the other nine rows as predictions.
 constexpr GemmEfficiencyPoint kDefaultGemmEfficiency[] = {
-    {1e9, 0.35}, {1e10, 0.6}, {1e11, 0.75}, {1e12, 0.82}};
-/// Bandwidth-bound kernels (elementwise, norms, softmax) against HBM.
+    {1e9, 0.32}, {1e10, 0.55}, {1e11, 0.69}, {1e12, 0.75}};
+/// Bandwidth-bound kernels (elementwise, norms, softmax) against HBM: what
+/// a STREAM-like copy typically reaches on A100/H100 (not measured here).
 constexpr double kDefaultMemoryBoundEfficiency = 0.8;
-/// NCCL-style collectives against the link's bandwidth.
+/// NCCL-style collectives against the link's bandwidth: nccl-tests' bus
+/// bandwidth on NVLink is typically ~80% of the link's (not measured here).
 constexpr double kDefaultCollectiveEfficiency = 0.8;
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;

@@ -178,9 +178,8 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
                         bool sp) {
   std::string mesh = llvm::formatv("dp={0} tp={1} pp={2} mb={3} sp={4}", dp,
                                    tp, pp, microBatch, sp ? "on" : "off");
-  const StrategySolution &solution =
-      ilp.solve({tp, microBatch, sp});
-  ++result.ilpSolves;
+  const StrategySolution &solution = ilp.solve({tp, microBatch, sp});
+  result.ilpSolves = ilp.getNumSolved();
   if (!solution.feasible)
     return reject(mesh, "the strategy ILP found no consistent sharding");
   if (tp > 1 && solution.unsplitFlopShare > 0.05)

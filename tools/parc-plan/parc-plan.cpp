@@ -380,17 +380,6 @@ int main(int argc, char **argv) {
     printReport(llvm::outs(), *result, *graph, report, false,
                 baselinePlan ? &*baselinePlan : nullptr);
 
-  // Only a plan parc-compile builds becomes plan.json.
-  if (!outputFile.empty()) {
-    if (!buildable)
-      return fail("not writing " + outputFile +
-                  ": no plan that fits is one parc-compile builds today; the "
-                  "fastest, " + chosen.describe() + ", needs " +
-                  chosen.notBuildable);
-    if (failed(writeFileAtomically(
-            outputFile, writePlan(buildPlan(*buildable, *graph, report)))))
-      return 1;
-  }
   if (!reportFile.empty()) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -410,5 +399,16 @@ int main(int argc, char **argv) {
       failed(writeFileAtomically(deepspeedFile,
                                  writeDeepSpeedConfig(chosen, options))))
     return 1;
+  // Only a plan parc-compile builds becomes plan.json.
+  if (!outputFile.empty()) {
+    if (!buildable)
+      return fail("not writing " + outputFile +
+                  ": no plan that fits is one parc-compile builds today; the "
+                  "fastest, " + chosen.describe() + ", needs " +
+                  chosen.notBuildable);
+    if (failed(writeFileAtomically(
+            outputFile, writePlan(buildPlan(*buildable, *graph, report)))))
+      return 1;
+  }
   return 0;
 }

@@ -7,14 +7,14 @@
 // docs/cluster.md describes the fields and the presets' sources.
 //
 // Worked example: the efficiency of one GEMM on dgx-h100, whose curve is
-// [[1e9, 0.35], [1e10, 0.6], [1e11, 0.75], [1e12, 0.82]]:
+// [[1e9, 0.32], [1e10, 0.55], [1e11, 0.69], [1e12, 0.75]]:
 //
-//   getGemmEfficiency(1e10)    = 0.6     (at a point)
-//   getGemmEfficiency(3.16e10) = 0.675   (halfway in log10(flops))
-//   getGemmEfficiency(1e6)     = 0.35    (clamped below the first point)
-//   getGemmEfficiency(1e15)    = 0.82    (clamped above the last)
+//   getGemmEfficiency(1e10)    = 0.55    (at a point)
+//   getGemmEfficiency(3.16e10) = 0.62    (halfway in log10(flops))
+//   getGemmEfficiency(1e6)     = 0.32    (clamped below the first point)
+//   getGemmEfficiency(1e15)    = 0.75    (clamped above the last)
 //
-// so a 1e10-FLOP bf16 GEMM is priced at 1e10 / (989e12 * 0.6) s.
+// so a 1e10-FLOP bf16 GEMM is priced at 1e10 / (989e12 * 0.55) s.
 //
 //===----------------------------------------------------------------------===//
 

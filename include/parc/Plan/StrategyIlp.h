@@ -92,6 +92,9 @@ public:
   /// Solves (or returns the cached solution for) `config`.
   const StrategySolution &solve(const StrategyConfig &config);
 
+  /// Distinct configurations solved so far.
+  int64_t getNumSolved() const { return cache.size(); }
+
   /// The mesh `[tp = size]` layouts refer to.
   dist::MeshOp getMesh(int64_t tp);
 

@@ -525,20 +525,20 @@ TEST(ClusterTest, Errors) {
 TEST(ClusterTest, GemmEfficiencyCurve) {
   ClusterSpec cluster = *getClusterPreset("dgx-h100");
   // At the points.
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e9), 0.35);
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e10), 0.6);
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e11), 0.75);
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e12), 0.82);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e9), 0.32);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e10), 0.55);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e11), 0.69);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e12), 0.75);
   // Between them, linear in log10(flops).
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(std::pow(10.0, 10.5)), 0.675);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(std::pow(10.0, 10.5)), 0.62);
   EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(std::pow(10.0, 9.25)),
-                   0.35 + 0.25 * 0.25);
-  EXPECT_NEAR(cluster.getGemmEfficiency(5e11), 0.75 + std::log10(5.0) * 0.07,
+                   0.32 + 0.25 * 0.23);
+  EXPECT_NEAR(cluster.getGemmEfficiency(5e11), 0.69 + std::log10(5.0) * 0.06,
               1e-12);
   // Clamped at both ends.
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e6), 0.35);
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(0), 0.35);
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e15), 0.82);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e6), 0.32);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(0), 0.32);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e15), 0.75);
 
   // One point: the same everywhere.
   cluster.efficiency.gemm = {{1e10, 0.5}};
