@@ -283,23 +283,20 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
         row.insert(xOffset[index] + s, 1.0);
       addRow(row, 1.0);
     }
+    // The pairs of an edge that use strategy s of one end sum to x[end][s].
+    auto tieEdgeTo = [&](size_t index, int64_t node, bool producerEnd) {
+      for (size_t s = 0; s < candidates[node].size(); ++s) {
+        CoinPackedVector row;
+        row.insert(xOffset[node] + s, -1.0);
+        for (auto [k, pair] : llvm::enumerate(pairs[index]))
+          if ((producerEnd ? pair.from : pair.to) == s)
+            row.insert(yOffset[index] + k, 1.0);
+        addRow(row, 0.0);
+      }
+    };
     for (auto [index, edge] : llvm::enumerate(edges)) {
-      for (size_t s = 0; s < candidates[edge.producer].size(); ++s) {
-        CoinPackedVector row;
-        row.insert(xOffset[edge.producer] + s, -1.0);
-        for (auto [k, pair] : llvm::enumerate(pairs[index]))
-          if (pair.from == s)
-            row.insert(yOffset[index] + k, 1.0);
-        addRow(row, 0.0);
-      }
-      for (size_t s = 0; s < candidates[edge.consumer].size(); ++s) {
-        CoinPackedVector row;
-        row.insert(xOffset[edge.consumer] + s, -1.0);
-        for (auto [k, pair] : llvm::enumerate(pairs[index]))
-          if (pair.to == s)
-            row.insert(yOffset[index] + k, 1.0);
-        addRow(row, 0.0);
-      }
+      tieEdgeTo(index, edge.producer, /*producerEnd=*/true);
+      tieEdgeTo(index, edge.consumer, /*producerEnd=*/false);
     }
     OsiClpSolverInterface solver;
     solver.messageHandler()->setLogLevel(0);
