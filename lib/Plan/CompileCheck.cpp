@@ -2,8 +2,6 @@
 
 #include "parc/Plan/CompileCheck.h"
 
-#include "parc/Transforms/CommunicationSummary.h"
-#include "parc/Transforms/MemoryPlan.h"
 #include "parc/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -56,22 +54,7 @@ FailureOr<CompiledFigures> mlir::parc::compilePlan(func::FuncOp forward,
     error = messages.empty() ? "the compiler rejected the plan" : messages;
     return failure();
   }
-  CompiledFigures figures;
-  figures.arenaBytes =
-      step->getAttrOfType<IntegerAttr>(kArenaBytesAttrName).getInt();
-  for (BlockArgument argument : step.getArguments()) {
-    auto role = step.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
-                                                  "parc.role");
-    if (role && role.getValue() == "param")
-      figures.parameterBytes += getTensorBytes(argument.getType());
-    if (role && role.getValue() == "optstate")
-      figures.optimizerStateBytes += getTensorBytes(argument.getType());
-  }
-  for (const CollectiveRecord &record : collectCollectives(step)) {
-    figures.trafficBytes += record.trafficBytes;
-    ++figures.collectives;
-  }
-  return figures;
+  return measureCompiledProgram(step);
 }
 
 void mlir::parc::checkBuildablePlans(SearchResult &result,

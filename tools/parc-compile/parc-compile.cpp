@@ -15,9 +15,9 @@
 #include "parc/Import/ModelFile.h"
 #include "parcrt/Safetensors.h"
 #include "parc/IR/ModelConvention.h"
+#include "parc/Plan/CompileReport.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/RuntimeLinkConfig.h"
-#include "parc/Transforms/CommunicationSummary.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/MemoryPlan.h"
 #include "parc/Transforms/Passes.h"
@@ -30,9 +30,9 @@
 #include "llvm/IR/Module.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -184,36 +184,31 @@ int main(int argc, char **argv) {
     return fail("cannot create " + outputDir + ": " + code.message());
 
   // What the summary reports is read before lowering replaces the function.
-  int64_t ranks = 1;
+  FailureOr<CompiledFigures> figures = measureCompiledProgram(func);
+  if (failed(figures))
+    return 1;
   std::vector<std::string> axisNames;
   std::vector<int64_t> axisSizes;
   if (auto meshName = func->getAttrOfType<FlatSymbolRefAttr>("dist.mesh"))
-    if (dist::MeshOp mesh = dist::lookupMesh(func, meshName)) {
-      ranks = mesh.getNumRanks();
+    if (dist::MeshOp mesh = dist::lookupMesh(func, meshName))
       for (auto [name, size] :
            llvm::zip_equal(mesh.getAxisNames().getAsValueRange<StringAttr>(),
                            mesh.getAxisSizes())) {
         axisNames.push_back(name.str());
         axisSizes.push_back(size);
       }
+  int64_t ranks = figures->ranks;
+  // A plan written by parc-plan carries its predictions; the summary prints
+  // them beside the compiled figures (ApplyPlan has read the file already).
+  std::optional<Plan> plan;
+  if (!planFile.empty())
+    if (auto buffer = llvm::MemoryBuffer::getFile(planFile)) {
+      llvm::Expected<Plan> read = readPlan((*buffer)->getBuffer(), planFile);
+      if (read)
+        plan = std::move(*read);
+      else
+        llvm::consumeError(read.takeError());
     }
-  int64_t arenaBytes =
-      func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName).getInt();
-  int64_t tensorBytes =
-      func->getAttrOfType<IntegerAttr>(kTensorBytesAttrName).getInt();
-  SmallVector<CollectiveRecord> collectives = collectCollectives(func);
-  // Bytes each rank holds for parameters and optimizer state (ZeRO divides
-  // the latter by the dp size).
-  int64_t paramBytes = 0, stateBytes = 0;
-  FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
-  if (failed(arguments))
-    return 1;
-  for (const ModelArgument &argument : *arguments) {
-    if (argument.role == ArgumentRole::Param)
-      paramBytes += getTensorBytes(argument.type);
-    if (argument.role == ArgumentRole::OptState)
-      stateBytes += getTensorBytes(argument.type);
-  }
 
   PassManager lowering(&context);
   lowering.addPass(createLowerToRuntimePass(
@@ -244,22 +239,7 @@ int main(int argc, char **argv) {
   }
   std::string summary;
   llvm::raw_string_ostream os(summary);
-  os << "ranks: " << ranks << "\n";
-  os << "peak arena bytes per rank: " << arenaBytes << " (all tensors: "
-     << tensorBytes << ", saved "
-     << llvm::format("%.1f", tensorBytes ? 100.0 * (tensorBytes - arenaBytes) /
-                                               tensorBytes
-                                         : 0.0)
-     << "%)\n";
-  os << "parameter bytes per rank: " << paramBytes << "\n";
-  os << "optimizer state bytes per rank: " << stateBytes << "\n";
-  os << "collectives per step:\n";
-  CommunicationTotals all;
-  for (const CollectiveRecord &record : collectives)
-    all.add(record);
-  for (const auto &[kind, totals] : totalsByKind(collectives))
-    printTotals(os, kind, totals);
-  printTotals(os, "total", all);
+  printCompileSummary(os, *figures, plan ? &*plan : nullptr);
   llvm::outs() << summary;
   if (failed(writeFile(outPath("summary.txt"), summary)))
     return 1;

@@ -12,6 +12,7 @@
 #ifndef PARC_PLAN_COMPILECHECK_H
 #define PARC_PLAN_COMPILECHECK_H
 
+#include "parc/Plan/CompileReport.h"
 #include "parc/Plan/Report.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,16 +20,6 @@
 #include <string>
 
 namespace mlir::parc {
-
-struct CompiledFigures {
-  /// The static memory plan's peak per rank.
-  int64_t arenaBytes = 0;
-  int64_t parameterBytes = 0;
-  int64_t optimizerStateBytes = 0;
-  /// Bytes one rank sends per step, and the collectives' count.
-  double trafficBytes = 0;
-  int64_t collectives = 0;
-};
 
 /// Compiles the train step of `forward` under `plan` up to the memory plan;
 /// on failure `error` says which pass refused it and why.

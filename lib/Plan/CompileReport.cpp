@@ -1,0 +1,87 @@
+//===- CompileReport.cpp - what a compiled program needs per rank ---------===//
+
+#include "parc/Plan/CompileReport.h"
+
+#include "parc/IR/ModelConvention.h"
+#include "parc/Transforms/MemoryPlan.h"
+
+#include "dist/IR/DistOps.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::parc;
+
+double CompiledFigures::getTrafficBytes() const {
+  double traffic = 0;
+  for (const CollectiveRecord &record : collectives)
+    traffic += record.trafficBytes;
+  return traffic;
+}
+
+FailureOr<CompiledFigures> mlir::parc::measureCompiledProgram(func::FuncOp func) {
+  auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName);
+  auto tensors = func->getAttrOfType<IntegerAttr>(kTensorBytesAttrName);
+  if (!arena || !tensors)
+    return func.emitError("the function has no memory plan "
+                          "(--parc-plan-memory)");
+  CompiledFigures figures;
+  figures.arenaBytes = arena.getInt();
+  figures.tensorBytes = tensors.getInt();
+  if (auto meshName = func->getAttrOfType<FlatSymbolRefAttr>("dist.mesh"))
+    if (dist::MeshOp mesh = dist::lookupMesh(func, meshName))
+      figures.ranks = mesh.getNumRanks();
+  FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
+  if (failed(arguments))
+    return failure();
+  for (const ModelArgument &argument : *arguments) {
+    if (argument.role == ArgumentRole::Param)
+      figures.parameterBytes += getTensorBytes(argument.type);
+    if (argument.role == ArgumentRole::OptState)
+      figures.optimizerStateBytes += getTensorBytes(argument.type);
+  }
+  figures.collectives = collectCollectives(func);
+  return figures;
+}
+
+/// " (predicted 1234, compiled / predicted 0.98)" when the plan predicted it.
+static void printPrediction(llvm::raw_ostream &os, std::optional<double> value,
+                            double compiled) {
+  if (!value || *value <= 0)
+    return;
+  os << " (parc-plan predicted " << llvm::format("%.0f", *value)
+     << ", compiled / predicted " << llvm::format("%.3f", compiled / *value)
+     << ")";
+}
+
+void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
+                                     const CompiledFigures &figures,
+                                     const Plan *plan) {
+  const Prediction *predicted =
+      plan && plan->predicted ? &*plan->predicted : nullptr;
+  int64_t arena = figures.arenaBytes, tensors = figures.tensorBytes;
+  os << "ranks: " << figures.ranks << "\n";
+  os << "peak arena bytes per rank: " << arena << " (all tensors: " << tensors
+     << ", saved "
+     << llvm::format("%.1f", tensors ? 100.0 * (tensors - arena) / tensors
+                                     : 0.0)
+     << "%)";
+  if (predicted)
+    printPrediction(os, predicted->peakMemoryBytesPerRank, arena);
+  os << "\n";
+  os << "parameter bytes per rank: " << figures.parameterBytes << "\n";
+  os << "optimizer state bytes per rank: " << figures.optimizerStateBytes
+     << "\n";
+  os << "collectives per step:\n";
+  CommunicationTotals all;
+  for (const CollectiveRecord &record : figures.collectives)
+    all.add(record);
+  for (const auto &[kind, totals] : totalsByKind(figures.collectives))
+    printTotals(os, kind, totals);
+  printTotals(os, "total", all);
+  if (predicted && predicted->commBytesPerRank) {
+    os << "traffic per rank per step: "
+       << llvm::format("%.0f", all.trafficBytes);
+    printPrediction(os, predicted->commBytesPerRank, all.trafficBytes);
+    os << "\n";
+  }
+}
