@@ -39,3 +39,6 @@ config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
 config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
 config.environment["OPENBLAS_NUM_THREADS"] = "1"
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# A tool by its full path, for commands that change PATH.
+config.substitutions.append(
+    ("%parc_plan", os.path.join(config.parc_tools_dir, "parc-plan")))

@@ -25,7 +25,7 @@ constexpr StringRef kDtypes[] = {"f32", "tf32", "bf16", "f16"};
 constexpr StringRef kClusterKeys[] = {
     "name",         "devices_per_node", "nodes",      "peak_flops",
     "memory_bytes", "hbm_bandwidth",    "intra_node", "inter_node",
-    "efficiency",   "measured_by"};
+    "efficiency",   "kernel_latency", "measured_by"};
 constexpr StringRef kLinkKeys[] = {"bandwidth", "latency"};
 constexpr StringRef kEfficiencyKeys[] = {"gemm", "memory_bound", "collective"};
 
@@ -396,6 +396,11 @@ static Expected<ClusterSpec> readClusterObject(const Reader &reader,
   if (!efficiency)
     return efficiency.takeError();
   cluster.efficiency = std::move(*efficiency);
+  std::optional<double> kernelLatency;
+  if (Error error = object->read("kernel_latency", kernelLatency,
+                                 Reader::Bound::NonNegative))
+    return std::move(error);
+  cluster.kernelLatency = kernelLatency.value_or(0);
   if (Error error = object->read("measured_by", cluster.measuredBy))
     return std::move(error);
   return cluster;
@@ -445,6 +450,8 @@ std::string mlir::parc::writeCluster(const ClusterSpec &cluster) {
   efficiency.add("collective",
                  Value::makeNumber(cluster.efficiency.collective));
   root.add("efficiency", std::move(efficiency));
+  if (cluster.kernelLatency > 0)
+    root.add("kernel_latency", Value::makeNumber(cluster.kernelLatency));
   if (cluster.measuredBy)
     root.add("measured_by", Value::makeString(*cluster.measuredBy));
   return json::print(root);

@@ -17,7 +17,7 @@ double CostModel::getKernelTime(double flops, double bytes) const {
       flops > 0 ? flops / (peakFlops * cluster.getGemmEfficiency(flops)) : 0;
   double memoryTime =
       bytes / (cluster.hbmBandwidth * cluster.efficiency.memoryBound);
-  return std::max(computeTime, memoryTime);
+  return cluster.kernelLatency + std::max(computeTime, memoryTime);
 }
 
 double CostModel::getBusBandwidth(const GroupPlacement &group) const {

@@ -11,6 +11,7 @@
 #include "parc/Import/ModelFile.h"
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/Plan/Calibration.h"
 #include "parc/Plan/CompileCheck.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 
@@ -33,21 +34,21 @@ using namespace mlir::parc;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("parc-plan options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<model.mlir|model.onnx>"),
                                       cl::cat(category));
 static cl::opt<std::string>
     clusterName("cluster",
                 cl::desc("Cluster preset (dgx-a100-80g, dgx-h100, h200, "
                          "cpu-local) or a cluster.json file"),
-                cl::Required, cl::cat(category));
+                cl::cat(category));
 static cl::opt<int64_t> gpus("gpus",
                              cl::desc("Devices to plan for (default: the "
                                       "cluster's nodes x devices per node)"),
                              cl::init(0), cl::cat(category));
 static cl::opt<int64_t> globalBatch("global-batch",
                                     cl::desc("Samples per optimizer step"),
-                                    cl::Required, cl::cat(category));
+                                    cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     dtype("dtype",
           cl::desc("f32 or bf16 (mixed precision); default bf16 where the "
@@ -98,6 +99,14 @@ static cl::opt<bool> overlapGradReduce(
              "micro-batch's backward pass (default true; Megatron-LM before "
              "2023 did not)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> calibrateMachine(
+    "calibrate",
+    cl::desc("Measure this machine through parc-compile's programs under "
+             "mpirun and write cluster.json to -o"),
+    cl::cat(category));
+static cl::opt<int64_t> calibrationRanks(
+    "ranks", cl::desc("Ranks --calibrate measures on (default 2)"),
+    cl::init(2), cl::cat(category));
 static cl::opt<std::string> funcName(
     "func", cl::desc("Model function (default: @forward, or the only one)"),
     cl::cat(category));
@@ -261,12 +270,44 @@ static std::optional<ClusterSpec> loadCluster(StringRef name) {
   return *cluster;
 }
 
+/// --calibrate: measures the machine and writes cluster.json.
+static int runCalibration(const char *argv0) {
+  if (outputFile.empty())
+    return fail("--calibrate writes cluster.json to -o FILE");
+  if (calibrationRanks < 1 || calibrationRanks > 1024)
+    return fail("--ranks must be between 1 and 1024");
+  CalibrationOptions options;
+  options.ranks = calibrationRanks;
+  // parc-compile sits next to parc-plan.
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&runCalibration));
+  SmallString<128> compiler(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(compiler, "parc-compile");
+  options.compiler = std::string(compiler);
+  llvm::Expected<ClusterSpec> cluster = calibrate(options, llvm::errs());
+  if (!cluster)
+    return fail("--calibrate: " + llvm::toString(cluster.takeError()));
+  if (failed(writeFileAtomically(outputFile, writeCluster(*cluster))))
+    return 1;
+  llvm::outs() << "wrote " << outputFile << "\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "parc-plan: search the parallel plans of a "
                               "model\n");
+  if (calibrateMachine)
+    return runCalibration(argv[0]);
+  if (inputFile.empty())
+    return fail("no model given: parc-plan MODEL.(mlir|onnx) --cluster ... "
+                "--global-batch B (or --calibrate -o cluster.json)");
+  if (clusterName.empty())
+    return fail("--cluster is needed: a preset (" +
+                llvm::join(getClusterPresetNames(), ", ") +
+                ") or a cluster.json file");
   if (format != "text" && format != "json")
     return fail("--format must be text or json, got '" + format + "'");
   if (globalBatch < 1)

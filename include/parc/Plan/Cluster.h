@@ -83,6 +83,9 @@ struct ClusterSpec {
   LinkSpec intraNode;
   LinkSpec interNode;
   EfficiencySpec efficiency;
+  /// Seconds every kernel costs before it does any work (launch and call
+  /// overhead); optional in cluster.json (`kernel_latency`), 0 if absent.
+  double kernelLatency = 0;
   /// Who measured the numbers ("parc-plan --calibrate", "preset: ...").
   std::optional<std::string> measuredBy;
 

@@ -4,7 +4,8 @@
 // a report can say which formula produced it (docs/planner.md lists them
 // with their sources):
 //
-//   op time          max(F / (peak * gemm_efficiency(F)), B / (hbm * eff))
+//   op time          kernel latency +
+//                    max(F / (peak * gemm_efficiency(F)), B / (hbm * eff))
 //   collective time  steps * latency + ring traffic / (bus bandwidth * eff)
 //   pipeline bubble  (p-1)/m (GPipe, 1F1B), (p-1)/(v m) (interleaved),
 //                    (p-1)/(3m) (ZB-H1), as a fraction of the ideal time

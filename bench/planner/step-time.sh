@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Predicted vs measured step time on this machine: for 1, 2 and 4 ranks,
+# `parc-plan --calibrate` measures the machine, the planner searches the
+# plans parc-compile builds (--space dp,tp,sp: one micro-batch, ZeRO 0, no
+# recomputation, f32), and the first five it lists are compiled and run.
+# The model is a 4-layer GPT (hidden 256, 8 heads, seq 128, vocab 4096) at
+# batch 8, trained with AdamW.
+#
+#   bench/planner/step-time.sh [build-dir]
+set -euo pipefail
+build=${1:-$(cd "$(dirname "$0")/../.." && pwd)/build}
+bin=$build/bin
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OPENBLAS_NUM_THREADS=1
+"$bin/parc-model" gpt --layers 4 --hidden 256 --heads 8 --seq 128 --batch 8 \
+  --vocab 4096 -o "$work/model.mlir"
+"$bin/parc-opt" "$work/model.mlir" --parc-make-train-step -o "$work/step.mlir"
+printf '| ranks | rank in list | plan | predicted s | measured s | measured / predicted |\n|---|---|---|---|---|---|\n'
+for ranks in 1 2 4; do
+  "$bin/parc-plan" --calibrate --ranks "$ranks" -o "$work/cluster$ranks.json" 2> /dev/null > /dev/null
+  "$bin/parc-plan" "$work/model.mlir" --cluster "$work/cluster$ranks.json" \
+    --gpus "$ranks" --global-batch 8 --dtype f32 --space dp,tp,sp --top 4 \
+    --format json > "$work/summary.json"
+  python3 - "$work/summary.json" > "$work/candidates.txt" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+plans = [d["plan"]["planner"]["notes"][0]] + [a["configuration"] for a in d["alternatives"]]
+for p in plans[:5]:
+    kv = dict(x.split("=") for x in p.split())
+    print(f"dp={kv['dp']},tp={kv['tp']},sp={kv['sp']},mb={kv['mb']}", p)
+PY
+  i=0
+  while read -r fix description; do
+    i=$((i + 1))
+    "$bin/parc-plan" "$work/model.mlir" --cluster "$work/cluster$ranks.json" \
+      --gpus "$ranks" --global-batch 8 --dtype f32 --space dp,tp,sp \
+      --fix "$fix" -o "$work/plan.json" > /dev/null < /dev/null
+    "$bin/parc-compile" "$work/step.mlir" --plan "$work/plan.json" -o "$work/out" > /dev/null
+    measured=$("$work/out/launch.sh" --steps 4 < /dev/null | sed -n 's/^step time: \([0-9.]*\) s.*/\1/p')
+    predicted=$(python3 -c "import json;print(json.load(open('$work/plan.json'))['predicted']['step_time_s'])")
+    python3 -c "print(f'| $ranks | $i | $description | {$predicted:.4f} | {$measured:.4f} | {$measured/$predicted:.2f} |')"
+  done < "$work/candidates.txt"
+done
