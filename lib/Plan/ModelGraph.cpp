@@ -7,7 +7,6 @@
 #include "parc/Transforms/Autodiff.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -46,37 +45,54 @@ static std::string getStructure(ArrayRef<Operation *> ops) {
   return text;
 }
 
-/// Which results of `func`'s ops the backward pass reads: autodiff runs on a
-/// copy, and a forward result counts as saved when a backward op uses it.
-static FailureOr<llvm::DenseSet<Value>> findSavedValues(func::FuncOp func) {
-  OpBuilder builder(func.getContext());
-  OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
-  builder.setInsertionPointToStart(scratch->getBody());
-  auto copy = cast<func::FuncOp>(builder.clone(*func));
-  SmallVector<Operation *> original, copied;
-  func.walk([&](Operation *op) {
-    if (op != func && !isa<func::ReturnOp>(op))
-      original.push_back(op);
-  });
-  copy.walk([&](Operation *op) {
-    if (op != copy && !isa<func::ReturnOp>(op))
-      copied.push_back(op);
-  });
-  llvm::DenseSet<Operation *> forward(copied.begin(), copied.end());
-  // Autodiff reports its own errors; the planner then counts every tensor.
-  ScopedDiagnosticHandler quiet(func.getContext(),
-                                [](Diagnostic &) { return success(); });
-  if (failed(appendGradients(copy)))
-    return failure();
-  llvm::DenseSet<Value> saved;
-  for (auto [op, copiedOp] : llvm::zip_equal(original, copied))
-    for (auto [result, copiedResult] :
-         llvm::zip_equal(op->getResults(), copiedOp->getResults()))
-      if (llvm::any_of(copiedResult.getUsers(), [&](Operation *user) {
-            return !forward.contains(user) && !isa<func::ReturnOp>(user);
-          }))
-        saved.insert(result);
-  return saved;
+namespace {
+
+/// Which dimensions of each value derive from some dimensions of the inputs
+/// (all of them: token dimensions; the first: the batch), and which factors
+/// of each op span them.
+struct DimensionFlow {
+  llvm::DenseMap<Value, SmallVector<bool>> dims;
+  llvm::DenseMap<Operation *, SmallVector<bool>> factors;
+
+  bool spans(Value value) const {
+    auto it = dims.find(value);
+    return it != dims.end() && llvm::is_contained(it->second, true);
+  }
+};
+
+} // namespace
+
+static DimensionFlow
+propagateDimensions(Block &body,
+                    ArrayRef<std::pair<Value, SmallVector<bool>>> seeds) {
+  DimensionFlow flow;
+  for (const auto &[value, dims] : seeds)
+    flow.dims[value] = dims;
+  for (Operation &op : body) {
+    auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
+    if (!ruleOp)
+      continue;
+    ShardingRule rule = ruleOp.getShardingRule();
+    SmallVector<bool> factors(rule.getFactors().size(), false);
+    for (auto [index, operand] : llvm::enumerate(op.getOperands())) {
+      auto it = flow.dims.find(operand);
+      if (it == flow.dims.end())
+        continue;
+      for (auto [dim, dimFactors] : llvm::enumerate(rule.getOperands()[index]))
+        if (dim < it->second.size() && it->second[dim])
+          for (int64_t factor : dimFactors)
+            factors[factor] = true;
+    }
+    for (auto [index, result] : llvm::enumerate(op.getResults())) {
+      SmallVector<bool> dims;
+      for (const DimFactors &dimFactors : rule.getResults()[index])
+        dims.push_back(llvm::any_of(
+            dimFactors, [&](int64_t factor) { return factors[factor]; }));
+      flow.dims[result] = std::move(dims);
+    }
+    flow.factors[&op] = std::move(factors);
+  }
+  return flow;
 }
 
 FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
@@ -90,77 +106,121 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
     return emitError(func.getLoc(), "the planner needs a model whose first "
                                     "result is the scalar loss (@")
            << func.getSymName() << " returns no scalar first)";
-
-  // Batch dependence and token dimensions start at the inputs.
-  llvm::DenseSet<Value> batchScaled;
-  llvm::DenseMap<Value, SmallVector<bool>> tokenDims;
-  llvm::DenseMap<Operation *, SmallVector<bool>> tokenFactorsOf;
   for (const ModelArgument &argument : *arguments) {
-    BlockArgument value = func.getArgument(argument.index);
     if (argument.role == ArgumentRole::OptState)
-      return emitError(value.getLoc(), "the planner takes the forward "
-                                       "model, not a train step: argument '")
+      return emitError(func.getArgument(argument.index).getLoc(),
+                       "the planner takes the forward model, not a train "
+                       "step: argument '")
              << argument.name
              << "' is optimizer state (parc-plan plans the training itself)";
     if (argument.role == ArgumentRole::Param)
       graph.parameterCount += argument.type.getNumElements();
+  }
+  for (Operation &op : func.getBody().front()) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (!isa<ShardingRuleOpInterface>(op))
+      return emitError(op.getLoc())
+             << "'" << op.getName()
+             << "' has no sharding rule, so the planner cannot place it";
+    if (auto flops = dyn_cast<FlopCountOpInterface>(op))
+      graph.forwardFlops += flops.getFlopCount();
+  }
+
+  // The training graph: a copy with the gradients appended.
+  graph.training = ModuleOp::create(func.getLoc());
+  OpBuilder builder(func.getContext());
+  builder.setInsertionPointToStart(graph.training->getBody());
+  auto training = cast<func::FuncOp>(builder.clone(*func));
+  Block &body = training.getBody().front();
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : body)
+    if (!isa<func::ReturnOp>(op))
+      forwardOps.push_back(&op);
+  llvm::DenseSet<Operation *> forward(forwardOps.begin(), forwardOps.end());
+  if (failed(appendGradients(training)))
+    return emitError(func.getLoc(), "the planner prices training, and the "
+                                    "model has no backward pass (see the "
+                                    "error above)");
+  for (Operation &op : body)
+    if (!isa<func::ReturnOp>(op) && !isa<ShardingRuleOpInterface>(op))
+      return emitError(op.getLoc())
+             << "'" << op.getName()
+             << "' of the backward pass has no sharding rule";
+
+  // Token and batch dimensions start at the inputs.
+  SmallVector<std::pair<Value, SmallVector<bool>>> tokenSeeds, batchSeeds;
+  for (const ModelArgument &argument : *arguments) {
     if (argument.role != ArgumentRole::Input &&
         argument.role != ArgumentRole::Label)
       continue;
-    batchScaled.insert(value);
-    tokenDims[value] = SmallVector<bool>(argument.type.getRank(), true);
-    if (argument.type.getRank() > 0)
+    Value value = training.getArgument(argument.index);
+    int64_t rank = argument.type.getRank();
+    tokenSeeds.push_back({value, SmallVector<bool>(rank, true)});
+    SmallVector<bool> batchDim(rank, false);
+    if (rank > 0) {
+      batchDim[0] = true;
       graph.batch = argument.type.getDimSize(0);
+    }
+    batchSeeds.push_back({value, batchDim});
   }
+  DimensionFlow tokens = propagateDimensions(body, tokenSeeds);
+  DimensionFlow batches = propagateDimensions(body, batchSeeds);
 
   // Segments from parameter names.
-  SmallVector<Operation *> ops;
-  llvm::DenseMap<Operation *, int64_t> layerOf; // -1: outside the layers
   llvm::DenseMap<Value, int64_t> valueLayer;
   bool seenLayer = false;
   SmallVector<Operation *> preOps, postOps;
   std::map<int64_t, SmallVector<Operation *>> layerOps;
-  for (Operation &op : func.getBody().front()) {
+  for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       continue;
-    auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
-    if (!ruleOp)
-      return emitError(op.getLoc())
-             << "'" << op.getName()
-             << "' has no sharding rule, so the planner cannot place it";
     std::optional<int64_t> layer;
     bool usesOtherParams = false;
     for (Value operand : op.getOperands()) {
-      if (auto argument = dyn_cast<BlockArgument>(operand)) {
-        auto name = func.getArgAttrOfType<StringAttr>(
-            argument.getArgNumber(), ParcDialect::kNameAttrName);
-        auto role = func.getArgAttrOfType<StringAttr>(
-            argument.getArgNumber(), ParcDialect::kRoleAttrName);
-        if (!role || role.getValue() != "param")
-          continue;
-        if (std::optional<int64_t> index = getLayerIndex(name.getValue()))
-          layer = std::max(layer.value_or(*index), *index);
-        else
-          usesOtherParams = true;
-      }
+      auto argument = dyn_cast<BlockArgument>(operand);
+      if (!argument)
+        continue;
+      auto role = training.getArgAttrOfType<StringAttr>(
+          argument.getArgNumber(), ParcDialect::kRoleAttrName);
+      if (!role || role.getValue() != "param")
+        continue;
+      auto name = training.getArgAttrOfType<StringAttr>(
+          argument.getArgNumber(), ParcDialect::kNameAttrName);
+      if (std::optional<int64_t> index = getLayerIndex(name.getValue()))
+        layer = std::max(layer.value_or(*index), *index);
+      else
+        usesOtherParams = true;
     }
-    if (!layer && !usesOtherParams)
+    // Without parameters of its own, a forward op belongs to the latest
+    // layer it reads from. A backward op belongs to the layer whose saved
+    // tensors it reads, else to the earliest layer among the gradients it
+    // combines: the residual stream's gradient flows from layer i + 1 into
+    // layer i and must not drag every layer's backward ops into the last.
+    if (!layer && !usesOtherParams) {
+      bool backward = !forward.contains(&op);
+      std::optional<int64_t> latestSaved, earliestGradient;
       for (Value operand : op.getOperands()) {
         auto it = valueLayer.find(operand);
-        if (it != valueLayer.end() && it->second >= 0)
-          layer = std::max(layer.value_or(it->second), it->second);
+        if (it == valueLayer.end() || it->second < 0)
+          continue;
+        Operation *producer = operand.getDefiningOp();
+        if (!backward || forward.contains(producer))
+          latestSaved = std::max(latestSaved.value_or(it->second), it->second);
+        else
+          earliestGradient =
+              std::min(earliestGradient.value_or(it->second), it->second);
       }
-    int64_t index = layer ? *layer : -1;
+      layer = latestSaved ? latestSaved : earliestGradient;
+    }
     for (Value result : op.getResults())
-      valueLayer[result] = index;
+      valueLayer[result] = layer ? *layer : -1;
     if (layer) {
       seenLayer = true;
       layerOps[*layer].push_back(&op);
     } else {
       (seenLayer ? postOps : preOps).push_back(&op);
     }
-    if (auto flops = dyn_cast<FlopCountOpInterface>(op))
-      graph.forwardFlops += flops.getFlopCount();
   }
 
   // One class per layer structure.
@@ -177,9 +237,6 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
       position[op] = {it->second, static_cast<int64_t>(i)};
   }
 
-  FailureOr<llvm::DenseSet<Value>> saved = findSavedValues(func);
-  graph.exactBackward = succeeded(saved);
-
   // Nodes: ops before the layers, one layer of each class, ops after.
   llvm::DenseMap<Operation *, int64_t> nodeOfOp;
   auto addOpNode = [&](Operation *op, Segment segment, int64_t instances) {
@@ -188,58 +245,34 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
     node.rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
     node.segment = segment;
     node.instances = instances;
-    node.tokenFactors = tokenFactorsOf.lookup(op);
+    node.backward = !forward.contains(op);
+    node.tokenFactors = tokens.factors.lookup(op);
+    node.batchFactors = batches.factors.lookup(op);
     for (Value result : op->getResults()) {
-      node.savedForBackward.push_back(!graph.exactBackward ||
-                                      saved->contains(result));
-      node.batchScaled.push_back(batchScaled.contains(result));
+      node.savedForBackward.push_back(
+          !node.backward && llvm::any_of(result.getUsers(), [&](Operation *u) {
+            return !forward.contains(u) && !isa<func::ReturnOp>(u);
+          }));
+      node.batchScaled.push_back(batches.spans(result));
     }
+    for (Value operand : op->getOperands())
+      node.operandBatchScaled.push_back(batches.spans(operand));
     graph.nodes.push_back(std::move(node));
     return static_cast<int64_t>(graph.nodes.size() - 1);
   };
-  auto instancesOf = [&](int64_t layerClass) {
-    return static_cast<int64_t>(llvm::count(graph.layerClasses, layerClass));
-  };
-
-  // Batch dependence and token dimensions flow through every op in order
-  // (all instances, not only representatives).
-  for (Operation &op : func.getBody().front()) {
-    auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
-    if (!ruleOp)
-      continue;
-    ShardingRule rule = ruleOp.getShardingRule();
-    SmallVector<bool> token(rule.getFactors().size(), false);
-    bool scaled = false;
-    for (auto [index, operand] : llvm::enumerate(op.getOperands())) {
-      scaled |= batchScaled.contains(operand);
-      auto it = tokenDims.find(operand);
-      if (it == tokenDims.end())
-        continue;
-      for (auto [dim, factors] : llvm::enumerate(rule.getOperands()[index]))
-        if (dim < it->second.size() && it->second[dim])
-          for (int64_t factor : factors)
-            token[factor] = true;
-    }
-    for (auto [index, result] : llvm::enumerate(op.getResults())) {
-      if (scaled)
-        batchScaled.insert(result);
-      SmallVector<bool> dims;
-      for (const DimFactors &factors : rule.getResults()[index])
-        dims.push_back(llvm::any_of(
-            factors, [&](int64_t factor) { return token[factor]; }));
-      tokenDims[result] = std::move(dims);
-    }
-    tokenFactorsOf[&op] = std::move(token);
-  }
-
   for (Operation *op : preOps)
     nodeOfOp[op] = addOpNode(op, {Segment::Pre}, 1);
   for (auto [layerClass, opsOfClass] : llvm::enumerate(representatives)) {
-    int64_t count = instancesOf(layerClass);
+    int64_t count = llvm::count(graph.layerClasses, int64_t(layerClass));
     Segment segment{Segment::Layer, static_cast<int64_t>(layerClass)};
     for (Operation *op : opsOfClass)
       nodeOfOp[op] = addOpNode(op, segment, count);
-    graph.layerOutputs[layerClass] = nodeOfOp[opsOfClass.back()];
+    // The layer's output is its last forward op's result.
+    for (Operation *op : llvm::reverse(opsOfClass))
+      if (forward.contains(op)) {
+        graph.layerOutputs[layerClass] = nodeOfOp[op];
+        break;
+      }
   }
   for (Operation *op : postOps)
     nodeOfOp[op] = addOpNode(op, {Segment::Post}, 1);
@@ -247,7 +280,8 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
     auto it = position.find(op);
     if (it == position.end())
       return nodeOfOp.lookup(op);
-    return nodeOfOp.lookup(representatives[it->second.first][it->second.second]);
+    return nodeOfOp.lookup(
+        representatives[it->second.first][it->second.second]);
   };
 
   // Arguments become nodes where they are first used; a layer's parameter
@@ -255,7 +289,7 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
   // and a parameter used twice (a tied embedding) has one node.
   llvm::DenseMap<Value, int64_t> argumentNodes;
   std::map<std::pair<int64_t, unsigned>, int64_t> layerArgumentNodes;
-  std::map<std::tuple<int64_t, unsigned, int64_t, unsigned>, int64_t>
+  std::map<std::tuple<int64_t, unsigned, int64_t, unsigned, bool>, int64_t>
       edgeIndex;
   auto argumentNode = [&](BlockArgument argument, Operation *user,
                           int64_t consumer, unsigned operandIndex) {
@@ -267,43 +301,72 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
       if (auto it = layerArgumentNodes.find(key);
           it != layerArgumentNodes.end())
         return argumentNodes[argument] = it->second;
-    auto role = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
-                                                  ParcDialect::kRoleAttrName);
+    auto role = training.getArgAttrOfType<StringAttr>(
+        argument.getArgNumber(), ParcDialect::kRoleAttrName);
     GraphNode node{role && role.getValue() == "param" ? GraphNode::Param
                                                       : GraphNode::Input};
     node.argument = argument;
     node.segment = graph.nodes[consumer].segment;
     node.instances = inLayer ? graph.nodes[consumer].instances : 1;
-    node.batchScaled.push_back(batchScaled.contains(argument));
+    node.batchScaled.push_back(batches.spans(argument));
     graph.nodes.push_back(std::move(node));
     int64_t index = graph.nodes.size() - 1;
     if (inLayer)
       layerArgumentNodes[key] = index;
     return argumentNodes[argument] = index;
   };
-  for (Operation &op : func.getBody().front()) {
+  auto addEdge = [&](int64_t producer, unsigned result, int64_t consumer,
+                     unsigned operand, bool toParameterLayout) {
+    auto key =
+        std::make_tuple(producer, result, consumer, operand, toParameterLayout);
+    auto [it, added] = edgeIndex.try_emplace(key, graph.edges.size());
+    if (added)
+      graph.edges.push_back(
+          {producer, result, consumer, operand, 0, toParameterLayout});
+    ++graph.edges[it->second].uses;
+  };
+  auto producerOf = [&](Value value, Operation *user, int64_t consumer,
+                        unsigned operandIndex) {
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      int64_t node = argumentNode(argument, user, consumer, operandIndex);
+      graph.argumentNodes[argument.getArgNumber()] = node;
+      return std::make_pair(node, 0u);
+    }
+    return std::make_pair(nodeOf(value.getDefiningOp()),
+                          cast<OpResult>(value).getResultNumber());
+  };
+  for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       continue;
     int64_t consumer = nodeOf(&op);
-    graph.opNodes[&op] = consumer;
     for (auto [operandIndex, operand] : llvm::enumerate(op.getOperands())) {
-      int64_t producer;
-      unsigned result = 0;
-      if (auto argument = dyn_cast<BlockArgument>(operand)) {
-        producer = argumentNode(argument, &op, consumer, operandIndex);
-        graph.argumentNodes[argument.getArgNumber()] = producer;
-      } else {
-        producer = nodeOf(operand.getDefiningOp());
-        result = cast<OpResult>(operand).getResultNumber();
-      }
-      auto key = std::make_tuple(producer, result, consumer,
-                                 unsigned(operandIndex));
-      auto [it, added] = edgeIndex.try_emplace(key, graph.edges.size());
-      if (added)
-        graph.edges.push_back(
-            {producer, result, consumer, unsigned(operandIndex), 0});
-      ++graph.edges[it->second].uses;
+      auto [producer, result] =
+          producerOf(operand, &op, consumer, operandIndex);
+      addEdge(producer, result, consumer, operandIndex, false);
     }
   }
+  // Each gradient result `<param>.grad` goes to its parameter's layout.
+  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<std::string> resultNames = getResultNames(training);
+  llvm::StringMap<unsigned> parameterIndex;
+  for (const ModelArgument &argument : *arguments)
+    if (argument.role == ArgumentRole::Param)
+      parameterIndex[argument.name] = argument.index;
+  for (auto [index, value] : llvm::enumerate(returnOp.getOperands())) {
+    StringRef name = resultNames[index];
+    if (!name.consume_back(".grad") || !parameterIndex.count(name) ||
+        isa<BlockArgument>(value))
+      continue;
+    auto node = graph.argumentNodes.find(parameterIndex[name]);
+    if (node == graph.argumentNodes.end())
+      continue;
+    addEdge(nodeOf(value.getDefiningOp()),
+            cast<OpResult>(value).getResultNumber(), node->second, 0, true);
+  }
+
+  // Forward ops of the function as given share their copies' nodes.
+  for (auto [original, copy] :
+       llvm::zip(func.getBody().front().without_terminator(), forwardOps))
+    graph.opNodes[&original] = nodeOf(copy);
   return graph;
 }

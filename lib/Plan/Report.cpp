@@ -62,20 +62,20 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
         layout.dims[0].insert(layout.dims[0].begin(),
                               StringAttr::get(func.getContext(), "dp"));
     }
-    if (!layout.isReplicated())
+    // Every parameter is pinned, replicated ones too, so that propagation
+    // cannot choose otherwise than the ILP did.
+    if (role.getValue() == "param" || !layout.isReplicated())
       plan.shardings.push_back(
           {name.getValue().str(), toAxisNames(layout), {}});
   }
-  // Named values pin the layouts that propagation would not find from the
-  // parameters alone (sequence parallelism's split residual stream).
+  // Named values pin the activations' layouts the same way (sequence
+  // parallelism's split residual stream, a replicated one without it).
   func.walk([&](Operation *op) {
     auto name = op->getAttrOfType<StringAttr>(ParcDialect::kNameAttrName);
     if (!name || op->getNumResults() == 0)
       return;
     TensorSharding layout = strategy.layouts[graph.getOpNode(op)][0];
     layout.partial.clear();
-    if (layout.isReplicated())
-      return;
     if (chosen.dp > 1 && !layout.dims.empty())
       layout.dims[0].insert(layout.dims[0].begin(),
                             StringAttr::get(func.getContext(), "dp"));

@@ -114,9 +114,8 @@ LayerFigures Searcher::getLayerFigures(const StrategySolution &solution,
     double forward = cost.forwardTime;
     double extra = 0, kept = cost.activationBytes, temporary = 0;
     if (recompute == Recompute::Full) {
-      // The forward pass runs again, its collectives included (half of the
-      // layer's tensor-parallel traffic is forward).
-      extra = forward + cost.communicationTime / 2;
+      // The forward pass runs again, its collectives included.
+      extra = forward + cost.forwardCommunicationTime;
       kept = cost.outputBytes;
       temporary = cost.activationBytes;
     } else if (recompute == Recompute::Selective) {
@@ -182,12 +181,16 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
   result.ilpSolves = ilp.getNumSolved();
   if (!solution.feasible)
     return reject(mesh, "the strategy ILP found no consistent sharding");
-  if (tp > 1 && solution.unsplitFlopShare > 0.05)
-    return reject(mesh, llvm::formatv("tp={0} splits no dimension of {1} "
-                                      "({2:f0}% of the FLOPs): its sizes are "
-                                      "not divisible by {0}",
-                                      tp, solution.unsplitOp,
-                                      100 * solution.unsplitFlopShare));
+  // A tp that most of the FLOPs cannot be split over contradicts the model
+  // (heads or widths it does not divide).
+  if (tp > 1 && solution.unsplitFlopShare > 0.5)
+    return reject(mesh, llvm::formatv("tp={0} cannot split {1:f0}% of the "
+                                      "FLOPs; the largest op it cannot split "
+                                      "is {2} ({3:f0}%): its sizes are not "
+                                      "divisible by {0}",
+                                      tp, 100 * solution.unsplitFlopShare,
+                                      solution.unsplitOp,
+                                      100 * solution.unsplitOpFlopShare));
   // A tensor axis over which the ILP splits little is GPUs doing the same
   // work twice: communication costs more than splitting saves at this size.
   if (tp > 1 && solution.splitFlopShare < 0.5 && !options.fixed.tp)
@@ -386,9 +389,13 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
               2 * state.total());
           plan.stepTime = plan.time.total();
           plan.bubbleFraction = bubble;
+          double edgeBytes = (slowestStage == 0 ? pre.communicationBytes : 0) +
+                             (slowestStage == pp - 1 ? post.communicationBytes
+                                                     : 0);
           plan.commBytesPerRank =
               dpBytes + microbatches * (slowCost.communicationBytes *
-                                            plan.layersPerStage[slowestStage]);
+                                            plan.layersPerStage[slowestStage] +
+                                        edgeBytes);
 
           // Memory: the stage with the largest total.
           double peak = -1;
@@ -409,12 +416,12 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
             double edges = (s == 0 ? pre.activationBytes : 0) +
                            (s == pp - 1 ? post.activationBytes : 0);
             memory.activations = inFlight * (stageActivations[s] + edges);
-            // The backward pass of the largest op holds its forward
-            // operands and results and their gradients at once.
+            // The largest op of the training graph holds its operands and
+            // results at once.
             memory.temporaries =
                 stageTemporary[s] +
-                2 * std::max({pre.largestOpBytes, post.largestOpBytes,
-                              slowCost.largestOpBytes});
+                std::max({pre.largestOpBytes, post.largestOpBytes,
+                          slowCost.largestOpBytes});
             if (zero >= 3)
               memory.temporaries += 2 * gradientBytes / std::max<int64_t>(
                                                             1, plan.layersPerStage[s]);

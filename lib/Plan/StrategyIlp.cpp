@@ -32,12 +32,9 @@ struct Candidate {
   /// The factor tp splits (Op nodes), -1 for none.
   int64_t factor = -1;
   SmallVector<TensorSharding> operandLayouts;
-  /// The gradient of each operand as the backward pass produces it.
-  SmallVector<TensorSharding> gradientLayouts;
   SmallVector<TensorSharding> resultLayouts;
-  double forwardTime = 0;
-  double backwardTime = 0;
-  double forwardFlops = 0;
+  double time = 0;
+  double flops = 0;
   double opBytes = 0;
 };
 
@@ -116,7 +113,8 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     }
     const ShardingRule &rule = node.rule;
     Operation *op = node.op;
-    bool scaled = llvm::any_of(node.batchScaled, [](bool b) { return b; });
+    bool scaled =
+        llvm::any_of(node.batchFactors, [](bool spans) { return spans; });
     double flops = 0;
     if (auto counted = dyn_cast<FlopCountOpInterface>(op))
       flops = counted.getFlopCount() * (scaled ? batchScale : 1.0);
@@ -140,28 +138,10 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
       candidate.factor = factor;
       double bytes = 0;
       for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-        TensorSharding wanted = deriveTensorSharding(
-            rule, rule.getOperands()[i], axes, /*isResult=*/false);
-        TensorSharding gradient = wanted;
-        bool spans = llvm::any_of(rule.getOperands()[i],
-                                  [&](const DimFactors &dim) {
-                                    return llvm::is_contained(dim, factor);
-                                  });
-        if (factor >= 0 && !spans &&
-            rule.getFactors()[factor].kind == FactorKind::Parallel)
-          gradient.partial.push_back(tpAxis);
-        bool operandScaled = true;
-        if (auto argument = dyn_cast<BlockArgument>(operand))
-          operandScaled = nodes[*graph.getArgumentNode(
-                                    argument.getArgNumber())]
-                              .batchScaled[0];
-        else
-          operandScaled =
-              nodes[graph.getOpNode(operand.getDefiningOp())]
-                  .batchScaled[cast<OpResult>(operand).getResultNumber()];
-        bytes += localBytes(operand.getType(), wanted, operandScaled);
-        candidate.operandLayouts.push_back(std::move(wanted));
-        candidate.gradientLayouts.push_back(std::move(gradient));
+        candidate.operandLayouts.push_back(deriveTensorSharding(
+            rule, rule.getOperands()[i], axes, /*isResult=*/false));
+        bytes += localBytes(operand.getType(), candidate.operandLayouts.back(),
+                            node.operandBatchScaled[i]);
       }
       for (auto [i, result] : llvm::enumerate(op->getResults())) {
         candidate.resultLayouts.push_back(deriveTensorSharding(
@@ -169,25 +149,25 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
         bytes += localBytes(result.getType(), candidate.resultLayouts.back(),
                             node.batchScaled[i]);
       }
-      double localFlops = factor >= 0 ? flops / config.tp : flops;
-      candidate.forwardFlops = localFlops;
+      candidate.flops = factor >= 0 ? flops / config.tp : flops;
       candidate.opBytes = bytes;
-      candidate.forwardTime = costs.getKernelTime(localFlops, bytes);
-      // The backward pass computes two products per forward one (the
-      // gradients of both operands) and moves about twice the bytes.
-      candidate.backwardTime = costs.getKernelTime(2 * localFlops, 2 * bytes);
+      candidate.time = costs.getKernelTime(candidate.flops, bytes);
       list.push_back(std::move(candidate));
     }
-    if (list.size() == 1 && config.tp > 1 &&
-        flops * node.instances > solution.unsplitFlopShare) {
-      solution.unsplitFlopShare = flops * node.instances;
-      solution.unsplitOp = op->getName().getStringRef().str();
+    if (list.size() == 1 && config.tp > 1) {
+      solution.unsplitFlopShare += flops * node.instances;
+      if (flops * node.instances > solution.unsplitOpFlopShare) {
+        solution.unsplitOpFlopShare = flops * node.instances;
+        solution.unsplitOp = op->getName().getStringRef().str();
+      }
     }
   }
-  if (totalFlops > 0)
+  if (totalFlops > 0) {
     solution.unsplitFlopShare /= totalFlops;
+    solution.unsplitOpFlopShare /= totalFlops;
+  }
 
-  // Edge costs: forward resharding, then the gradient's way back.
+  // Edge costs: the resharding between producer and consumer.
   auto reshardTime = [&](Type type, bool scaled, const TensorSharding &from,
                          const TensorSharding &to, double &bytes) {
     std::string whyNot;
@@ -220,24 +200,14 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     for (auto [i, from] : llvm::enumerate(candidates[edge.producer]))
       for (auto [j, to] : llvm::enumerate(candidates[edge.consumer])) {
         double bytes = 0;
-        const TensorSharding &produced = from.resultLayouts[edge.result];
-        std::optional<double> forward = reshardTime(
-            type, scaled, produced, to.operandLayouts[edge.operand], bytes);
-        if (!forward)
+        const TensorSharding &wanted = edge.toParameterLayout
+                                           ? to.resultLayouts[0]
+                                           : to.operandLayouts[edge.operand];
+        std::optional<double> time = reshardTime(
+            type, scaled, from.resultLayouts[edge.result], wanted, bytes);
+        if (!time)
           continue;
-        double backward = 0;
-        if (producer.kind != GraphNode::Input) {
-          TensorSharding gradientTarget = produced;
-          gradientTarget.partial.clear();
-          std::optional<double> back =
-              reshardTime(type, scaled, to.gradientLayouts[edge.operand],
-                          gradientTarget, bytes);
-          if (!back)
-            continue;
-          backward = *back;
-        }
-        pairs[index].push_back({unsigned(i), unsigned(j), *forward + backward,
-                                bytes});
+        pairs[index].push_back({unsigned(i), unsigned(j), *time, bytes});
       }
   }
 
@@ -262,8 +232,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     for (auto [index, list] : llvm::enumerate(candidates))
       for (auto [s, candidate] : llvm::enumerate(list))
         objective[xOffset[index] + s] =
-            nodes[index].instances *
-            (candidate.forwardTime + candidate.backwardTime) * kMicroseconds;
+            nodes[index].instances * candidate.time * kMicroseconds;
     for (auto [index, list] : llvm::enumerate(pairs))
       for (auto [k, pair] : llvm::enumerate(list))
         objective[yOffset[index] + k] =
@@ -343,14 +312,17 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
       solution.usesSequenceParallel = true;
     if (candidate.factor >= 0 && totalFlops > 0)
       solution.splitFlopShare +=
-          candidate.forwardFlops * config.tp * node.instances / totalFlops;
-    segment.forwardTime += candidate.forwardTime;
-    segment.backwardTime += candidate.backwardTime;
-    segment.forwardFlops += candidate.forwardFlops;
+          candidate.flops * config.tp * node.instances / totalFlops;
     segment.largestOpBytes = std::max(segment.largestOpBytes, candidate.opBytes);
+    if (node.backward) {
+      segment.backwardTime += candidate.time;
+      continue;
+    }
+    segment.forwardTime += candidate.time;
+    segment.forwardFlops += candidate.flops;
     bool parameterized = readsParameters.contains(index);
     if (!parameterized)
-      segment.parameterFreeForwardTime += candidate.forwardTime;
+      segment.parameterFreeForwardTime += candidate.time;
     for (auto [i, result] : llvm::enumerate(node.op->getResults())) {
       if (!node.savedForBackward[i])
         continue;
@@ -381,6 +353,8 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
         double share = double(edge.uses) / consumer.instances;
         segment.communicationTime += share * pair.time;
         segment.communicationBytes += share * pair.bytes;
+        if (!consumer.backward && !edge.toParameterLayout)
+          segment.forwardCommunicationTime += share * pair.time;
       }
   }
   for (auto &[segment, cost] : solution.segments) {

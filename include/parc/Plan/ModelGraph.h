@@ -1,15 +1,21 @@
 //===- ModelGraph.h - the planner's view of a model function ----*- C++ -*-===//
 //
 // What the planner needs to know about a forward (loss) function before it
-// chooses anything: which ops form the repeated layers (a layer is the ops
-// that use parameters named `<prefix>.<index>.<...>`), which layers share a
-// structure (solved once), which tensors scale with the batch, which factors
-// span the token dimensions (sequence parallelism shards those), and which
-// forward tensors the backward pass reads (from autodiff on a copy).
+// chooses anything. It works on the training graph: a copy of the function
+// with its backward pass appended by autodiff (the ops parc-compile's train
+// step runs, without the optimizer update, which the cost model prices per
+// step). From it: which ops form the repeated layers (an op belongs to the
+// layer of the parameters `<prefix>.<index>.<...>` it reads, else to the
+// latest layer among its operands), which layers share a structure (solved
+// once), which tensors and FLOPs scale with the batch, which factors span the
+// token dimensions (sequence parallelism shards those), and which forward
+// tensors the backward pass reads.
 //
 // Nodes are what the strategy ILP chooses for: one per op or parameter of the
 // part before the layers, of one layer of each structure, and of the part
-// after them; a node stands for `instances` ops of the model.
+// after them; a node stands for `instances` ops of the model. The gradient of
+// each parameter ends in an edge to the parameter's node: the update needs
+// it in the parameter's layout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +25,8 @@
 #include "parc/IR/ParcInterfaces.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include <map>
 #include <string>
@@ -49,13 +57,18 @@ struct GraphNode {
   Segment segment;
   /// Ops (or parameters) of the model this node stands for.
   int64_t instances = 1;
-  /// Factors of `rule` that span token (batch, sequence) dimensions.
+  /// Factors of `rule` that span token (batch, sequence) dimensions, and
+  /// those that span the batch dimension (the op's FLOPs scale with them).
   SmallVector<bool> tokenFactors;
+  SmallVector<bool> batchFactors;
+  /// Whether the op belongs to the backward pass.
+  bool backward = false;
   /// Per result: whether the backward pass reads it.
   SmallVector<bool> savedForBackward;
-  /// Per result (the argument for Param/Input): whether it scales with the
-  /// batch.
+  /// Per result (the argument for Param/Input), and per operand: whether it
+  /// scales with the batch.
   SmallVector<bool> batchScaled;
+  SmallVector<bool> operandBatchScaled;
 };
 
 /// A use of a node's result by a node's operand; `uses` counts the model's
@@ -66,6 +79,9 @@ struct GraphEdge {
   int64_t consumer;
   unsigned operand;
   int64_t uses = 0;
+  /// The consumer is a parameter's node and the value its gradient: it is
+  /// wanted in the parameter's own layout.
+  bool toParameterLayout = false;
 };
 
 class ModelGraph {
@@ -74,6 +90,7 @@ public:
   /// model (no scalar loss, an op without a sharding rule).
   static FailureOr<ModelGraph> build(func::FuncOp func);
 
+  /// The forward function as given.
   func::FuncOp getFunction() const { return func; }
   ArrayRef<GraphNode> getNodes() const { return nodes; }
   ArrayRef<GraphEdge> getEdges() const { return edges; }
@@ -87,10 +104,7 @@ public:
   int64_t getLayerOutputNode(int64_t layerClass) const {
     return layerOutputs.lookup(layerClass);
   }
-  /// Whether autodiff could build the backward pass (else every forward
-  /// tensor counts as saved).
-  bool hasExactBackward() const { return exactBackward; }
-  /// The node of an op of the model, or of argument `index`.
+  /// The node of an op of the forward function, or of argument `index`.
   int64_t getOpNode(Operation *op) const { return opNodes.lookup(op); }
   std::optional<int64_t> getArgumentNode(unsigned index) const {
     auto it = argumentNodes.find(index);
@@ -103,6 +117,8 @@ public:
 
 private:
   func::FuncOp func;
+  /// The training graph the nodes point into.
+  OwningOpRef<ModuleOp> training;
   std::vector<GraphNode> nodes;
   SmallVector<GraphEdge> edges;
   SmallVector<int64_t> layerClasses;
@@ -110,7 +126,6 @@ private:
   llvm::DenseMap<Operation *, int64_t> opNodes;
   llvm::DenseMap<unsigned, int64_t> argumentNodes;
   int64_t batch = 1;
-  bool exactBackward = true;
   int64_t parameterCount = 0;
   int64_t forwardFlops = 0;
 };

@@ -1,13 +1,13 @@
 //===- StrategyIlp.h - per-op sharding strategies by ILP --------*- C++ -*-===//
 //
-// Inside one pipeline stage, every op of the model chooses where the tensor
-// axis `tp` goes: on none of its factors, or on one factor its sharding rule
-// allows (a reduction factor leaves partial sums). Every parameter chooses a
-// layout. Between a producer and a consumer, the layouts they imply are
-// reconciled by planResharding, the partitioner's own logic: the forward
-// steps, and in the backward pass the steps that bring the gradient back to
-// the producer's layout (a gradient is partial over tp where the consumer
-// split a factor the operand does not span). An ILP (COIN-OR CBC) picks the
+// Inside one pipeline stage, every op of the training graph (forward and
+// backward) chooses where the tensor axis `tp` goes: on none of its
+// factors, or on one factor its sharding rule allows (a reduction factor
+// leaves partial sums). Every parameter chooses a layout, and its gradient
+// must arrive in it. Between a producer and a consumer, the layouts they
+// imply are reconciled by planResharding, the partitioner's own logic, so
+// the collectives priced are the ones parc-compile inserts. An ILP (COIN-OR
+// CBC) picks the
 // strategies with the least compute plus communication time, as Alpa does;
 // layers of one structure share their variables, so a 96-layer model is one
 // layer's problem. Megatron's column- then row-parallel pattern is the
@@ -43,8 +43,9 @@ struct StrategyConfig {
 struct SegmentCost {
   double forwardTime = 0;
   double backwardTime = 0;
-  /// Collectives over tp, forward and backward.
+  /// Collectives over tp, forward and backward, and the forward's share.
   double communicationTime = 0;
+  double forwardCommunicationTime = 0;
   double communicationBytes = 0;
   /// Forward tensors the backward pass reads.
   double activationBytes = 0;
@@ -73,8 +74,10 @@ struct StrategySolution {
   SmallVector<SmallVector<TensorSharding>> layouts;
   /// Whether a token factor ended up split (sequence parallelism).
   bool usesSequenceParallel = false;
-  /// The op with the most FLOPs that tp cannot split, if any.
+  /// The share of the FLOPs in ops tp cannot split at all, and the op with
+  /// the most of them.
   std::string unsplitOp;
+  double unsplitOpFlopShare = 0;
   double unsplitFlopShare = 0;
   /// The share of the FLOPs in ops the chosen strategies split over tp.
   double splitFlopShare = 0;
