@@ -474,7 +474,22 @@ TEST(ClusterTest, ReadsAndWritesTheSameText) {
   EXPECT_EQ(cluster->efficiency.gemm.size(), 2u);
   EXPECT_EQ(cluster->efficiency.collective, 0.75);
   EXPECT_FALSE(cluster->measuredBy);
+  EXPECT_EQ(cluster->kernelLatency, 0);
   EXPECT_EQ(writeCluster(*cluster), kClusterText);
+
+  // The optional kernel latency reads back, and a negative one is an error.
+  cluster->kernelLatency = 2.5e-6;
+  llvm::Expected<ClusterSpec> withLatency =
+      readCluster(writeCluster(*cluster), "c.json");
+  ASSERT_TRUE(static_cast<bool>(withLatency))
+      << llvm::toString(withLatency.takeError());
+  EXPECT_EQ(withLatency->kernelLatency, 2.5e-6);
+  std::string negative = writeCluster(*cluster);
+  negative.replace(negative.find("2.5e-06"), 7, "-1");
+  llvm::Expected<ClusterSpec> rejected = readCluster(negative, "c.json");
+  ASSERT_FALSE(static_cast<bool>(rejected));
+  EXPECT_NE(llvm::toString(rejected.takeError()).find("\"kernel_latency\""),
+            std::string::npos);
 }
 
 /// kClusterText with `from` replaced by `to`.
@@ -490,7 +505,8 @@ TEST(ClusterTest, Errors) {
             "c.json:4:3: unknown key \"node\" in the cluster (allowed: "
             "\"name\", \"devices_per_node\", \"nodes\", \"peak_flops\", "
             "\"memory_bytes\", \"hbm_bandwidth\", \"intra_node\", "
-            "\"inter_node\", \"efficiency\", \"measured_by\")");
+            "\"inter_node\", \"efficiency\", \"kernel_latency\", "
+            "\"measured_by\")");
   EXPECT_EQ(clusterError(
                 editCluster("\"bandwidth\": 1e+10", "\"bandwidth\": -1e+10")),
             "c.json:15:18: \"bandwidth\" must be positive, not -1e+10");
