@@ -40,7 +40,7 @@ constexpr StringRef kEfficiencyKeys[] = {"gemm", "memory_bound", "collective"};
 /// (163 TFLOP/s per A100, where attention and the LM head are < 2% of the
 /// FLOPs): bench/planner/README.md has the other nine rows as predictions.
 constexpr GemmEfficiencyPoint kDefaultGemmEfficiency[] = {
-    {1e9, 0.32}, {1e10, 0.55}, {1e11, 0.69}, {1e12, 0.75}};
+    {1e9, 0.36}, {1e10, 0.62}, {1e11, 0.78}, {1e12, 0.84}};
 /// Bandwidth-bound kernels (elementwise, norms, softmax) against HBM: what
 /// a STREAM-like copy typically reaches on A100/H100 (not measured here).
 constexpr double kDefaultMemoryBoundEfficiency = 0.8;

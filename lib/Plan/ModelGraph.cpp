@@ -165,7 +165,14 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
     batchSeeds.push_back({value, batchDim});
   }
   DimensionFlow tokens = propagateDimensions(body, tokenSeeds);
-  DimensionFlow batches = propagateDimensions(body, batchSeeds);
+  // Sharding rules give a dimension of size 1 no factor, so a model written
+  // at batch 1 cannot follow its batch dimension; the token dimensions
+  // (which the sequence keeps alive) stand in for it. They count a tensor
+  // such as the position embedding's gradient, summed over the batch, as
+  // growing with it: a small overestimate of its bytes.
+  DimensionFlow batches = graph.batch > 1
+                              ? propagateDimensions(body, batchSeeds)
+                              : propagateDimensions(body, tokenSeeds);
 
   // Segments from parameter names.
   llvm::DenseMap<Value, int64_t> valueLayer;

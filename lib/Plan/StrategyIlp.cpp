@@ -19,7 +19,6 @@
 
 #include "CbcModel.hpp"
 #include "CoinPackedMatrix.hpp"
-#include "CoinPackedVector.hpp"
 #include "OsiClpSolverInterface.hpp"
 
 using namespace mlir;
@@ -238,35 +237,41 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
         objective[yOffset[index] + k] =
             edges[index].uses * pair.time * kMicroseconds;
 
-    CoinPackedMatrix matrix(false, 0, 0);
-    matrix.setDimensions(0, columns);
-    std::vector<double> rowLower, rowUpper;
-    auto addRow = [&](const CoinPackedVector &row, double value) {
-      matrix.appendRow(row);
+    // The constraint matrix as triplets, built in one go.
+    std::vector<int> rowIndices, columnIndices;
+    std::vector<double> elements, rowLower, rowUpper;
+    auto add = [&](int64_t column, double value) {
+      rowIndices.push_back(rowLower.size());
+      columnIndices.push_back(column);
+      elements.push_back(value);
+    };
+    auto endRow = [&](double value) {
       rowLower.push_back(value);
       rowUpper.push_back(value);
     };
     for (auto [index, list] : llvm::enumerate(candidates)) {
-      CoinPackedVector row;
       for (size_t s = 0; s < list.size(); ++s)
-        row.insert(xOffset[index] + s, 1.0);
-      addRow(row, 1.0);
+        add(xOffset[index] + s, 1.0);
+      endRow(1.0);
     }
     // The pairs of an edge that use strategy s of one end sum to x[end][s].
     auto tieEdgeTo = [&](size_t index, int64_t node, bool producerEnd) {
       for (size_t s = 0; s < candidates[node].size(); ++s) {
-        CoinPackedVector row;
-        row.insert(xOffset[node] + s, -1.0);
+        add(xOffset[node] + s, -1.0);
         for (auto [k, pair] : llvm::enumerate(pairs[index]))
           if ((producerEnd ? pair.from : pair.to) == s)
-            row.insert(yOffset[index] + k, 1.0);
-        addRow(row, 0.0);
+            add(yOffset[index] + k, 1.0);
+        endRow(0.0);
       }
     };
     for (auto [index, edge] : llvm::enumerate(edges)) {
       tieEdgeTo(index, edge.producer, /*producerEnd=*/true);
       tieEdgeTo(index, edge.consumer, /*producerEnd=*/false);
     }
+    CoinPackedMatrix matrix(/*colordered=*/false, rowIndices.data(),
+                            columnIndices.data(), elements.data(),
+                            elements.size());
+    matrix.setDimensions(rowLower.size(), columns);
     OsiClpSolverInterface solver;
     solver.messageHandler()->setLogLevel(0);
     solver.loadProblem(matrix, lower.data(), upper.data(), objective.data(),
@@ -274,17 +279,36 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     for (auto [index, list] : llvm::enumerate(candidates))
       for (size_t s = 0; s < list.size(); ++s)
         solver.setInteger(xOffset[index] + s);
-    CbcModel model(solver);
-    model.setLogLevel(0);
-    model.messageHandler()->setLogLevel(0);
-    model.branchAndBound();
     solution.variables = columns;
-    const double *values = model.bestSolution();
-    if (!values || !model.isProvenOptimal()) {
+    // The LP relaxation of this formulation is often integral already (it
+    // is exact on trees); branch and bound runs only when it is not.
+    solver.initialSolve();
+    if (!solver.isProvenOptimal()) {
       solution.feasible = false;
       return solution;
     }
-    solution.objective = model.getObjValue() / kMicroseconds;
+    const double *values = solver.getColSolution();
+    bool integral = true;
+    for (auto [index, list] : llvm::enumerate(candidates))
+      for (size_t s = 0; s < list.size(); ++s) {
+        double value = values[xOffset[index] + s];
+        integral &= value < 1e-6 || value > 1 - 1e-6;
+      }
+    double objectiveValue = solver.getObjValue();
+    std::optional<CbcModel> model;
+    if (!integral) {
+      model.emplace(solver);
+      model->setLogLevel(0);
+      model->messageHandler()->setLogLevel(0);
+      model->branchAndBound();
+      values = model->bestSolution();
+      if (!values || !model->isProvenOptimal()) {
+        solution.feasible = false;
+        return solution;
+      }
+      objectiveValue = model->getObjValue();
+    }
+    solution.objective = objectiveValue / kMicroseconds;
     for (auto [index, list] : llvm::enumerate(candidates))
       for (size_t s = 0; s < list.size(); ++s)
         if (values[xOffset[index] + s] > 0.5)

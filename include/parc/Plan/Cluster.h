@@ -7,14 +7,14 @@
 // docs/cluster.md describes the fields and the presets' sources.
 //
 // Worked example: the efficiency of one GEMM on dgx-h100, whose curve is
-// [[1e9, 0.32], [1e10, 0.55], [1e11, 0.69], [1e12, 0.75]]:
+// [[1e9, 0.36], [1e10, 0.62], [1e11, 0.78], [1e12, 0.84]]:
 //
-//   getGemmEfficiency(1e10)    = 0.55    (at a point)
-//   getGemmEfficiency(3.16e10) = 0.62    (halfway in log10(flops))
-//   getGemmEfficiency(1e6)     = 0.32    (clamped below the first point)
-//   getGemmEfficiency(1e15)    = 0.75    (clamped above the last)
+//   getGemmEfficiency(1e10)    = 0.62    (at a point)
+//   getGemmEfficiency(3.16e10) = 0.70    (halfway in log10(flops))
+//   getGemmEfficiency(1e6)     = 0.36    (clamped below the first point)
+//   getGemmEfficiency(1e15)    = 0.84    (clamped above the last)
 //
-// so a 1e10-FLOP bf16 GEMM is priced at 1e10 / (989e12 * 0.55) s.
+// so a 1e10-FLOP bf16 GEMM is priced at 1e10 / (989e12 * 0.62) s.
 //
 //===----------------------------------------------------------------------===//
 
