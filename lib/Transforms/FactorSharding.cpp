@@ -29,6 +29,25 @@ FactorAxes mlir::parc::projectOntoFactors(const ShardingRule &rule,
   return factors;
 }
 
+SmallVector<FactorClaim>
+mlir::parc::collectFactorClaims(const ShardingRule &rule,
+                                ArrayRef<const TensorSharding *> shardings,
+                                dist::MeshOp mesh) {
+  SmallVector<FactorClaim> claims;
+  SmallVector<const TensorFactors *> tensors = rule.getTensors();
+  for (auto [index, sharding] : llvm::enumerate(shardings)) {
+    if (!sharding)
+      continue;
+    FactorAxes projected =
+        projectOntoFactors(rule, *tensors[index], *sharding, mesh);
+    for (const DimFactors &dim : *tensors[index])
+      for (int64_t factor : dim)
+        claims.push_back(
+            {factor, static_cast<unsigned>(index), projected[factor]});
+  }
+  return claims;
+}
+
 TensorSharding mlir::parc::deriveTensorSharding(const ShardingRule &rule,
                                                 const TensorFactors &tensor,
                                                 const FactorAxes &factors,

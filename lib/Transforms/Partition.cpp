@@ -71,28 +71,30 @@ FailureOr<Value> Partitioner::localOperand(Location loc, Value global,
 /// operands span (reductions) from the first operand that splits them.
 FactorAxes Partitioner::resolveFactors(Operation *op,
                                        const ShardingRule &rule) {
+  SmallVector<TensorSharding> layoutsOfTensors;
+  for (Value operand : op->getOperands())
+    layoutsOfTensors.push_back(layouts.at(operand));
+  for (Value result : op->getResults())
+    layoutsOfTensors.push_back(
+        getRecordedSharding(result).value_or(replicatedFor(result)));
+  SmallVector<const TensorSharding *> shardings;
+  for (const TensorSharding &layout : layoutsOfTensors)
+    shardings.push_back(&layout);
+  SmallVector<FactorClaim> claims = collectFactorClaims(rule, shardings, mesh);
+
+  unsigned numOperands = op->getNumOperands();
   FactorAxes factors(rule.getFactors().size());
   llvm::SmallDenseSet<int64_t> fromResults;
-  for (auto [index, result] : llvm::enumerate(op->getResults())) {
-    TensorSharding recorded =
-        getRecordedSharding(result).value_or(replicatedFor(result));
-    FactorAxes projected = projectOntoFactors(rule, rule.getResults()[index],
-                                              recorded, mesh);
-    for (const DimFactors &dim : rule.getResults()[index])
-      for (int64_t factor : dim) {
-        fromResults.insert(factor);
-        if (factors[factor].empty())
-          factors[factor] = projected[factor];
-      }
-  }
-  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
-    FactorAxes projected = projectOntoFactors(
-        rule, rule.getOperands()[index], layouts.at(operand), mesh);
-    for (const DimFactors &dim : rule.getOperands()[index])
-      for (int64_t factor : dim)
-        if (!fromResults.contains(factor) && factors[factor].empty())
-          factors[factor] = projected[factor];
-  }
+  for (const FactorClaim &claim : claims)
+    if (claim.tensor >= numOperands) {
+      fromResults.insert(claim.factor);
+      if (factors[claim.factor].empty())
+        factors[claim.factor] = claim.axes;
+    }
+  for (const FactorClaim &claim : claims)
+    if (claim.tensor < numOperands && !fromResults.contains(claim.factor) &&
+        factors[claim.factor].empty())
+      factors[claim.factor] = claim.axes;
   legalizeFactorAxes(rule, factors, mesh);
   return factors;
 }

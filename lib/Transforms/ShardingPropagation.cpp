@@ -159,23 +159,22 @@ FailureOr<FactorAxes> Propagator::resolveFactors(Operation *op,
   llvm::append_range(values, op->getResults());
   SmallVector<const TensorFactors *> tensors = rule.getTensors();
 
-  SmallVector<SmallVector<Candidate>> candidates(rule.getFactors().size());
-  for (auto [index, value] : llvm::enumerate(values)) {
+  SmallVector<const ValueState *> known;
+  SmallVector<const TensorSharding *> shardings;
+  for (Value value : values) {
     auto it = states.find(value);
-    if (it == states.end())
-      continue;
-    const ValueState &state = it->second;
-    FactorAxes projected =
-        projectOntoFactors(rule, *tensors[index], state.sharding, mesh);
-    for (const DimFactors &dim : *tensors[index])
-      for (int64_t factor : dim)
-        // A propagated tensor that leaves a factor whole has no opinion; a
-        // user's or plan's sharding does (it asks for the factor whole).
-        if (state.priority != Priority::Propagated ||
-            !projected[factor].empty())
-          candidates[factor].push_back({projected[factor], state.priority,
-                                        tensorBytes(value),
-                                        static_cast<unsigned>(index)});
+    known.push_back(it == states.end() ? nullptr : &it->second);
+    shardings.push_back(known.back() ? &known.back()->sharding : nullptr);
+  }
+  SmallVector<SmallVector<Candidate>> candidates(rule.getFactors().size());
+  for (const FactorClaim &claim : collectFactorClaims(rule, shardings, mesh)) {
+    const ValueState &state = *known[claim.tensor];
+    // A propagated tensor that leaves a factor whole has no opinion; a
+    // user's or plan's sharding does (it asks for the factor whole).
+    if (state.priority != Priority::Propagated || !claim.axes.empty())
+      candidates[claim.factor].push_back({claim.axes, state.priority,
+                                          tensorBytes(values[claim.tensor]),
+                                          claim.tensor});
   }
 
   // Conflicting user annotations are an error, not a choice.

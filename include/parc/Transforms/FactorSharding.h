@@ -32,6 +32,24 @@ FactorAxes projectOntoFactors(const ShardingRule &rule,
                               const TensorSharding &sharding,
                               dist::MeshOp mesh);
 
+/// What one tensor's sharding says about one factor of the op.
+struct FactorClaim {
+  int64_t factor;
+  /// The tensor's index among the rule's operands then results.
+  unsigned tensor;
+  AxisList axes;
+};
+
+/// Projects the sharding of every tensor of `rule` that has one (operands
+/// then results, null where unknown) onto the factors each spans: one claim
+/// per (tensor, factor it spans), in tensor order. Propagation and
+/// partitioning both resolve an op's factors from these claims, with their
+/// own policies (priority and bytes; recorded results first).
+SmallVector<FactorClaim>
+collectFactorClaims(const ShardingRule &rule,
+                    ArrayRef<const TensorSharding *> shardings,
+                    dist::MeshOp mesh);
+
 /// The dimension shardings of a tensor spanning `tensor` under `factors`;
 /// when `isResult`, `partial` lists the axes of the sharded reduction
 /// factors the tensor does not span.
