@@ -62,6 +62,17 @@ struct LayerFigures {
   std::vector<double> output;
 };
 
+/// Per pipeline stage (one entry for no pipeline): one micro-batch's
+/// forward+backward+tp time and recomputation, what the stage holds, and its
+/// layers; the slowest stage; the point-to-point time per micro-batch.
+struct StageFigures {
+  std::vector<double> time, recompute, parameters, activations, temporary,
+      boundary;
+  std::vector<int64_t> layers;
+  int64_t slowest = 0;
+  double pointToPoint = 0;
+};
+
 class Searcher {
 public:
   Searcher(const ModelGraph &graph, const CostModel &costs, StrategyIlp &ilp,
@@ -73,6 +84,22 @@ public:
 private:
   void evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
                 bool sp);
+  /// Rejects a strategy that cannot serve (infeasible, or a tp the model
+  /// cannot use); true when it did.
+  bool rejectsStrategy(const StrategySolution &solution,
+                       const std::string &mesh, int64_t tp);
+  StageFigures layOutStages(const LayerFigures &layers, const SegmentCost &pre,
+                            const SegmentCost &post, int64_t pp, int64_t v,
+                            const std::vector<int64_t> &sizes) const;
+  void priceTime(EvaluatedPlan &plan, const StageFigures &stages,
+                 const SegmentCost &layerCost, const SegmentCost &pre,
+                 const SegmentCost &post) const;
+  void priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
+                   const SegmentCost &layerCost, const SegmentCost &pre,
+                   const SegmentCost &post) const;
+  void checkBuildable(EvaluatedPlan &plan) const;
+  /// Keeps `plan` if it fits in memory, else rejects it with the amount.
+  void admit(EvaluatedPlan plan);
   LayerFigures getLayerFigures(const StrategySolution &solution,
                                Recompute recompute) const;
   /// Splits the layers into `chunks` contiguous ranges minimizing the
@@ -173,45 +200,292 @@ std::vector<int64_t> Searcher::partition(const std::vector<double> &layerTime,
   return sizes;
 }
 
+bool Searcher::rejectsStrategy(const StrategySolution &solution,
+                               const std::string &mesh, int64_t tp) {
+  if (!solution.feasible) {
+    reject(mesh, "the strategy ILP found no consistent sharding");
+    return true;
+  }
+  // A tp that most of the FLOPs cannot be split over contradicts the model
+  // (heads or widths it does not divide).
+  if (tp > 1 && solution.unsplitFlopShare > 0.5) {
+    reject(mesh, llvm::formatv("tp={0} cannot split {1:f0}% of the FLOPs; "
+                               "the largest op it cannot split is {2} "
+                               "({3:f0}%): its sizes are not divisible by {0}",
+                               tp, 100 * solution.unsplitFlopShare,
+                               solution.unsplitOp,
+                               100 * solution.unsplitOpFlopShare));
+    return true;
+  }
+  // A tensor axis over which the ILP splits little is GPUs doing the same
+  // work twice: communication costs more than splitting saves at this size.
+  if (tp > 1 && solution.splitFlopShare < 0.5 && !options.fixed.tp) {
+    reject(mesh, llvm::formatv("tp={0} would leave {1:f0}% of the FLOPs "
+                               "replicated: splitting them costs more "
+                               "communication than it saves",
+                               tp, 100 * (1 - solution.splitFlopShare)));
+    return true;
+  }
+  return false;
+}
+
+StageFigures Searcher::layOutStages(const LayerFigures &layers,
+                                    const SegmentCost &pre,
+                                    const SegmentCost &post, int64_t pp,
+                                    int64_t v,
+                                    const std::vector<int64_t> &sizes) const {
+  StageFigures stages;
+  for (auto *figures :
+       {&stages.time, &stages.recompute, &stages.parameters,
+        &stages.activations, &stages.temporary, &stages.boundary})
+    figures->assign(pp, 0);
+  stages.layers.assign(pp, 0);
+  int64_t layer = 0;
+  for (size_t c = 0; c < sizes.size(); ++c) {
+    int64_t stage = c % pp;
+    stages.layers[stage] += sizes[c];
+    for (int64_t i = 0; i < sizes[c]; ++i, ++layer) {
+      stages.time[stage] += layers.time[layer];
+      stages.recompute[stage] += layers.recompute[layer];
+      stages.parameters[stage] += layers.parameters[layer];
+      stages.activations[stage] += layers.activation[layer];
+      stages.temporary[stage] =
+          std::max(stages.temporary[stage], layers.temporary[layer]);
+      stages.boundary[stage] =
+          std::max(stages.boundary[stage], layers.output[layer]);
+    }
+  }
+  stages.time[0] += pre.forwardTime + pre.backwardTime + pre.communicationTime;
+  stages.time[pp - 1] +=
+      post.forwardTime + post.backwardTime + post.communicationTime;
+  stages.parameters[0] += pre.parameters;
+  stages.parameters[pp - 1] += post.parameters;
+  if (pp > 1)
+    stages.parameters[pp - 1] += post.sharedParameters;
+  // Point-to-point: each chunk boundary sends the activation forward and its
+  // gradient back, once per micro-batch.
+  if (pp > 1) {
+    GroupPlacement ppGroup{pp, options.gpus / pp};
+    for (int64_t s = 0; s < pp; ++s)
+      stages.pointToPoint =
+          std::max(stages.pointToPoint,
+                   2 * v * costs.getPointToPointTime(stages.boundary[s],
+                                                     ppGroup));
+  }
+  double slowest = 0;
+  for (int64_t s = 0; s < pp; ++s)
+    if (stages.time[s] + stages.recompute[s] > slowest) {
+      slowest = stages.time[s] + stages.recompute[s];
+      stages.slowest = s;
+    }
+  return stages;
+}
+
+void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
+                         const SegmentCost &layerCost, const SegmentCost &pre,
+                         const SegmentCost &post) const {
+  int64_t dp = plan.dp, zero = plan.zero, m = plan.microbatches;
+  int64_t slowest = stages.slowest;
+  double stageTime = stages.time[slowest];
+  // The slowest stage's time; the tensor-parallel share of it is reported
+  // apart.
+  double layerShare =
+      layerCost.communicationTime /
+      std::max(1e-30, layerCost.forwardTime + layerCost.backwardTime +
+                          layerCost.communicationTime);
+  plan.time.tensorParallelComm = m * stageTime * layerShare;
+  plan.time.compute = m * stageTime - plan.time.tensorParallelComm;
+  plan.time.recompute = m * stages.recompute[slowest];
+  plan.time.pipelineComm = m * stages.pointToPoint;
+  plan.time.bubble =
+      plan.bubbleFraction * m * (stageTime + stages.recompute[slowest] +
+                                 stages.pointToPoint);
+
+  // Data parallelism: gradients reduced once per step (ZeRO 1-2:
+  // reduce_scatter + all_gather of the parameters, the same bytes); ZeRO-3
+  // gathers the parameters for every micro-batch's forward and backward pass
+  // and reduce-scatters each gradient.
+  bool mixed = options.dtype == "bf16";
+  double stageParams = stages.parameters[slowest];
+  double gradientBytes = stageParams * (mixed ? 2 : 4);
+  GroupPlacement dpGroup{dp, plan.tp};
+  double dpTime = 0, dpBytes = 0;
+  if (dp > 1) {
+    double allReduceBytes = dist::getRingTrafficBytes(
+        CollectiveKind::AllReduce, int64_t(gradientBytes), dp);
+    double gather =
+        costs.getCollectiveTime(CollectiveKind::AllGather, gradientBytes,
+                                dpGroup);
+    double scatter = costs.getCollectiveTime(CollectiveKind::ReduceScatter,
+                                             gradientBytes, dpGroup);
+    if (zero < 3) {
+      dpTime = zero == 0 ? costs.getCollectiveTime(CollectiveKind::AllReduce,
+                                                   gradientBytes, dpGroup)
+                         : scatter + gather;
+      dpBytes = allReduceBytes;
+      // The reduction can hide behind the last micro-batch's backward pass.
+      if (options.overlapGradientReduction)
+        dpTime = std::max(0.0, dpTime - stageTime * 2.0 / 3.0);
+    } else {
+      // Prefetching hides the gathers behind the layers' compute.
+      dpTime = m * std::max(0.0, 2 * gather + scatter - stageTime);
+      dpBytes = m * 1.5 * allReduceBytes;
+    }
+  }
+  plan.time.dataParallelComm = dpTime;
+  // The optimizer reads and writes its state, the parameters and the
+  // gradients once.
+  ModelStateBytes state = getModelStateBytes(stageParams, mixed, zero, dp);
+  plan.time.optimizer = costs.getKernelTime(
+      10 * stageParams / std::max<int64_t>(1, zero >= 1 ? dp : 1),
+      2 * state.total());
+  plan.stepTime = plan.time.total();
+  double edgeBytes = (slowest == 0 ? pre.communicationBytes : 0) +
+                     (slowest == plan.pp - 1 ? post.communicationBytes : 0);
+  plan.commBytesPerRank =
+      dpBytes + m * (layerCost.communicationBytes * stages.layers[slowest] +
+                     edgeBytes);
+
+  // Megatron's counting: 3 forward passes' worth of FLOPs (4 with full
+  // recomputation) over the global batch.
+  double modelFlops = double(graph.getForwardFlops()) * options.globalBatch /
+                      graph.getBatch();
+  double hardwareFlops =
+      modelFlops * (plan.recompute == Recompute::Full ? 4 : 3);
+  plan.tflopsPerGpu = hardwareFlops / (plan.stepTime * options.gpus) / 1e12;
+  plan.mfu = 3 * modelFlops /
+             (plan.stepTime * options.gpus * costs.getPeakFlops());
+}
+
+void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
+                           const SegmentCost &layerCost,
+                           const SegmentCost &pre,
+                           const SegmentCost &post) const {
+  bool mixed = options.dtype == "bf16";
+  int64_t pp = plan.pp;
+  double peak = -1;
+  for (int64_t s = 0; s < pp; ++s) {
+    ModelStateBytes state =
+        getModelStateBytes(stages.parameters[s], mixed, plan.zero, plan.dp);
+    // Stage s of a 1F1B pipeline holds p - s micro-batches at its peak.
+    double inFlight = 1;
+    if (plan.schedule == PipelineSchedule::GPipe)
+      inFlight = plan.microbatches;
+    else if (plan.schedule)
+      inFlight = getInFlightMicrobatches(*plan.schedule, pp, plan.microbatches,
+                                         plan.virtualStages) *
+                 double(pp - s) / pp;
+    MemoryBreakdown memory;
+    memory.parameters = state.parameters;
+    memory.gradients = state.gradients;
+    memory.optimizerState = state.optimizerState;
+    double edges = (s == 0 ? pre.activationBytes : 0) +
+                   (s == pp - 1 ? post.activationBytes : 0);
+    memory.activations = inFlight * (stages.activations[s] + edges);
+    // The largest op of the training graph holds its operands and results
+    // at once; ZeRO-3 adds the gathered parameters of a layer (twice, for
+    // prefetching).
+    memory.temporaries =
+        stages.temporary[s] + std::max({pre.largestOpBytes,
+                                        post.largestOpBytes,
+                                        layerCost.largestOpBytes});
+    if (plan.zero >= 3)
+      memory.temporaries += 2 * stages.parameters[s] * (mixed ? 2 : 4) /
+                            std::max<int64_t>(1, stages.layers[s]);
+    if (memory.total() > peak) {
+      peak = memory.total();
+      plan.memory = memory;
+      plan.peakStage = s;
+    }
+  }
+}
+
+void Searcher::checkBuildable(EvaluatedPlan &plan) const {
+  plan.buildable = false;
+  if (plan.pp > 1)
+    plan.notBuildable = "pipeline parallelism (issue 10)";
+  else if (plan.zero > 1)
+    plan.notBuildable = "ZeRO-" + std::to_string(plan.zero) + " (issue 11)";
+  else if (plan.recompute != Recompute::None)
+    plan.notBuildable = "recomputation (issue 11)";
+  else if (options.dtype == "bf16")
+    plan.notBuildable = "bf16 mixed precision (issue 11)";
+  else if (plan.microbatches > 1)
+    plan.notBuildable = "gradient accumulation over micro-batches (issue 10)";
+  else if (options.globalBatch != graph.getBatch())
+    plan.notBuildable = "the model's batch is " +
+                        std::to_string(graph.getBatch()) +
+                        ", not the global batch (regenerate it with --batch " +
+                        std::to_string(options.globalBatch) + ")";
+  else
+    plan.buildable = true;
+  // parc's executables keep each next-step parameter and optimizer state as
+  // a result of its own until donation lands (issue 11).
+  if (plan.buildable)
+    plan.memory.nextStepCopies =
+        plan.memory.parameters + plan.memory.optimizerState;
+}
+
+void Searcher::admit(EvaluatedPlan plan) {
+  ++result.evaluated;
+  double total = plan.memory.total();
+  if (result.smallestMemory == 0 || total < result.smallestMemory) {
+    result.smallestMemory = total;
+    std::pair<double, std::string> terms[] = {
+        {plan.memory.parameters, "parameters"},
+        {plan.memory.gradients, "gradients"},
+        {plan.memory.optimizerState, "optimizer state"},
+        {plan.memory.activations, "activations"},
+        {plan.memory.temporaries, "temporaries"}};
+    result.smallestMemoryTerm =
+        std::max_element(std::begin(terms), std::end(terms))->second;
+  }
+  if (total > options.memoryLimit)
+    return reject(plan.describe(),
+                  llvm::formatv("out of memory on stage {0}: needs {1}, {2} "
+                                "over the {3} limit ({4} of activations)",
+                                plan.peakStage, formatBytes(total),
+                                formatBytes(total - options.memoryLimit),
+                                formatBytes(options.memoryLimit),
+                                formatBytes(plan.memory.activations)));
+  result.plans.push_back(std::move(plan));
+}
+
 void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
                         bool sp) {
   std::string mesh = llvm::formatv("dp={0} tp={1} pp={2} mb={3} sp={4}", dp,
                                    tp, pp, microBatch, sp ? "on" : "off");
   const StrategySolution &solution = ilp.solve({tp, microBatch, sp});
   result.ilpSolves = ilp.getNumSolved();
-  if (!solution.feasible)
-    return reject(mesh, "the strategy ILP found no consistent sharding");
-  // A tp that most of the FLOPs cannot be split over contradicts the model
-  // (heads or widths it does not divide).
-  if (tp > 1 && solution.unsplitFlopShare > 0.5)
-    return reject(mesh, llvm::formatv("tp={0} cannot split {1:f0}% of the "
-                                      "FLOPs; the largest op it cannot split "
-                                      "is {2} ({3:f0}%): its sizes are not "
-                                      "divisible by {0}",
-                                      tp, 100 * solution.unsplitFlopShare,
-                                      solution.unsplitOp,
-                                      100 * solution.unsplitOpFlopShare));
-  // A tensor axis over which the ILP splits little is GPUs doing the same
-  // work twice: communication costs more than splitting saves at this size.
-  if (tp > 1 && solution.splitFlopShare < 0.5 && !options.fixed.tp)
-    return reject(mesh, llvm::formatv("tp={0} would leave {1:f0}% of the "
-                                      "FLOPs replicated: splitting them costs "
-                                      "more communication than it saves",
-                                      tp, 100 * (1 - solution.splitFlopShare)));
+  if (rejectsStrategy(solution, mesh, tp))
+    return;
   if (sp && !solution.usesSequenceParallel && tp > 1 &&
       !options.fixed.sequenceParallel)
     return; // the same plan as sp=off
-  int64_t microbatches = options.globalBatch / (dp * microBatch);
-  bool mixed = options.dtype == "bf16";
-  const SegmentCost &pre = solution.segments.count({Segment::Pre})
-                               ? solution.segments.at({Segment::Pre})
-                               : SegmentCost();
-  const SegmentCost &post = solution.segments.count({Segment::Post})
-                                ? solution.segments.at({Segment::Post})
-                                : SegmentCost();
-  GroupPlacement tpGroup{tp, 1}, dpGroup{dp, tp}, ppGroup{pp, tp * dp};
-  double peakFlops = costs.getPeakFlops();
+  SegmentCost none;
+  auto segmentCost = [&](Segment segment) -> const SegmentCost & {
+    auto it = solution.segments.find(segment);
+    return it == solution.segments.end() ? none : it->second;
+  };
+  const SegmentCost &pre = segmentCost({Segment::Pre});
+  const SegmentCost &post = segmentCost({Segment::Post});
+  // A model without repeated layers is all "before the layers".
+  const SegmentCost &layerCost =
+      graph.getNumLayers() > 0
+          ? segmentCost({Segment::Layer, graph.getLayerClasses()[0]})
+          : pre;
 
+  std::vector<std::optional<PipelineSchedule>> schedules = {std::nullopt};
+  if (pp > 1) {
+    schedules.clear();
+    if (options.fixed.schedule)
+      schedules.push_back(*options.fixed.schedule);
+    else
+      for (PipelineSchedule schedule :
+           {PipelineSchedule::OneFOneB, PipelineSchedule::GPipe,
+            PipelineSchedule::Interleaved1F1B, PipelineSchedule::ZeroBubbleH1})
+        schedules.push_back(schedule);
+  }
   for (Recompute recompute :
        choices<Recompute>(options.fixed.recompute, options.space.recompute,
                           {Recompute::None, Recompute::Selective,
@@ -221,22 +495,6 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
     std::vector<double> layerTime(layers.time.size());
     for (size_t i = 0; i < layerTime.size(); ++i)
       layerTime[i] = layers.time[i] + layers.recompute[i];
-    double preTime = pre.forwardTime + pre.backwardTime + pre.communicationTime;
-    double postTime =
-        post.forwardTime + post.backwardTime + post.communicationTime;
-
-    std::vector<std::optional<PipelineSchedule>> schedules = {std::nullopt};
-    if (pp > 1) {
-      schedules.clear();
-      if (options.fixed.schedule)
-        schedules.push_back(*options.fixed.schedule);
-      else
-        for (PipelineSchedule schedule :
-             {PipelineSchedule::OneFOneB, PipelineSchedule::GPipe,
-              PipelineSchedule::Interleaved1F1B,
-              PipelineSchedule::ZeroBubbleH1})
-          schedules.push_back(schedule);
-    }
     for (std::optional<PipelineSchedule> schedule : schedules) {
       std::vector<int64_t> virtuals = {1};
       if (schedule == PipelineSchedule::Interleaved1F1B)
@@ -251,52 +509,12 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
                                chunks, graph.getNumLayers()));
           continue;
         }
-        std::vector<int64_t> sizes =
-            partition(layerTime, preTime, postTime, chunks);
-        // Per stage: time per micro-batch and what it holds.
-        std::vector<double> stageTime(pp, 0), stageRecompute(pp, 0),
-            stageParameters(pp, 0), stageActivations(pp, 0),
-            stageTemporary(pp, 0), stageBoundary(pp, 0);
-        int64_t layer = 0;
-        for (int64_t c = 0; c < chunks; ++c) {
-          int64_t stage = c % pp;
-          for (int64_t i = 0; i < sizes[c]; ++i, ++layer) {
-            stageTime[stage] += layers.time[layer];
-            stageRecompute[stage] += layers.recompute[layer];
-            stageParameters[stage] += layers.parameters[layer];
-            stageActivations[stage] += layers.activation[layer];
-            stageTemporary[stage] =
-                std::max(stageTemporary[stage], layers.temporary[layer]);
-            stageBoundary[stage] =
-                std::max(stageBoundary[stage], layers.output[layer]);
-          }
-        }
-        stageTime[0] += preTime;
-        stageTime[pp - 1] += postTime;
-        stageParameters[0] += pre.parameters;
-        stageParameters[pp - 1] += post.parameters;
-        if (pp > 1)
-          stageParameters[pp - 1] += post.sharedParameters;
-        // Point-to-point: each chunk boundary sends the activation forward
-        // and its gradient back, once per micro-batch.
-        double p2p = 0;
-        if (pp > 1)
-          for (int64_t s = 0; s < pp; ++s)
-            p2p = std::max(p2p, 2 * v *
-                                    costs.getPointToPointTime(
-                                        stageBoundary[s], ppGroup));
-        double slowest = 0;
-        int64_t slowestStage = 0;
-        for (int64_t s = 0; s < pp; ++s)
-          if (stageTime[s] + stageRecompute[s] > slowest) {
-            slowest = stageTime[s] + stageRecompute[s];
-            slowestStage = s;
-          }
-        double perMicrobatch = slowest + p2p;
-        double bubble = schedule ? getBubbleFraction(*schedule, pp,
-                                                     microbatches, v)
-                                 : 0;
-
+        std::vector<int64_t> sizes = partition(
+            layerTime,
+            pre.forwardTime + pre.backwardTime + pre.communicationTime,
+            post.forwardTime + post.backwardTime + post.communicationTime,
+            chunks);
+        StageFigures stages = layOutStages(layers, pre, post, pp, v, sizes);
         for (int64_t zero : choices<int64_t>(options.fixed.zero,
                                              options.space.zero && dp > 1,
                                              {0, 1, 2, 3}, 0)) {
@@ -305,194 +523,25 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
           plan.tp = tp;
           plan.pp = pp;
           plan.microBatch = microBatch;
-          plan.microbatches = microbatches;
+          plan.microbatches = options.globalBatch / (dp * microBatch);
           plan.zero = zero;
           plan.virtualStages = v;
           plan.sequenceParallel = solution.usesSequenceParallel;
           plan.recompute = recompute;
           plan.schedule = schedule;
           plan.strategy = &solution;
+          plan.layersPerStage = stages.layers;
           for (int64_t s = 0; s < pp; ++s)
-            plan.stageMicrobatchTime.push_back(stageTime[s] +
-                                               stageRecompute[s]);
-          plan.pointToPointTime = p2p;
-          for (int64_t s = 0; s < pp; ++s) {
-            int64_t total = 0;
-            for (int64_t c = s; c < chunks; c += pp)
-              total += sizes[c];
-            plan.layersPerStage.push_back(total);
-          }
-          // Time on the slowest stage; the tensor-parallel share of it is
-          // reported apart.
-          // A model without repeated layers is all "before the layers".
-          const SegmentCost &slowCost =
-              graph.getNumLayers() > 0
-                  ? solution.segments.at(
-                        {Segment::Layer, graph.getLayerClasses()[0]})
-                  : pre;
-          double layerShare =
-              slowCost.communicationTime /
-              std::max(1e-30, slowCost.forwardTime + slowCost.backwardTime +
-                                  slowCost.communicationTime);
-          double computeAndComm = microbatches * stageTime[slowestStage];
-          plan.time.tensorParallelComm = computeAndComm * layerShare;
-          plan.time.compute = computeAndComm - plan.time.tensorParallelComm;
-          plan.time.recompute = microbatches * stageRecompute[slowestStage];
-          plan.time.pipelineComm = microbatches * p2p;
-          plan.time.bubble = bubble * microbatches * perMicrobatch;
-
-          // Data parallelism: gradients reduced once per step (ZeRO 1-2:
-          // reduce_scatter + all_gather of the parameters, the same bytes);
-          // ZeRO-3 gathers the parameters for every micro-batch's forward
-          // and backward pass and reduce-scatters each gradient.
-          double stageParams = stageParameters[slowestStage];
-          double gradientBytes = stageParams * (mixed ? 2 : 4);
-          double dpTime = 0, dpBytes = 0;
-          if (dp > 1) {
-            if (zero < 3) {
-              dpTime = zero == 0 ? costs.getCollectiveTime(
-                                       CollectiveKind::AllReduce, gradientBytes,
-                                       dpGroup)
-                                 : costs.getCollectiveTime(
-                                       CollectiveKind::ReduceScatter,
-                                       gradientBytes, dpGroup) +
-                                       costs.getCollectiveTime(
-                                           CollectiveKind::AllGather,
-                                           gradientBytes, dpGroup);
-              dpBytes = dist::getRingTrafficBytes(
-                  CollectiveKind::AllReduce, int64_t(gradientBytes), dp);
-            } else {
-              double perMicrobatchTime =
-                  2 * costs.getCollectiveTime(CollectiveKind::AllGather,
-                                              gradientBytes, dpGroup) +
-                  costs.getCollectiveTime(CollectiveKind::ReduceScatter,
-                                          gradientBytes, dpGroup);
-              // Prefetching hides the gathers behind the layers' compute.
-              dpTime = microbatches *
-                       std::max(0.0, perMicrobatchTime - stageTime[slowestStage]);
-              dpBytes = microbatches * 1.5 *
-                        dist::getRingTrafficBytes(CollectiveKind::AllReduce,
-                                                  int64_t(gradientBytes), dp);
-            }
-            if (options.overlapGradientReduction && zero < 3) {
-              double lastBackward = stageTime[slowestStage] * 2.0 / 3.0;
-              dpTime = std::max(0.0, dpTime - lastBackward);
-            }
-          }
-          plan.time.dataParallelComm = dpTime;
-          ModelStateBytes state =
-              getModelStateBytes(stageParams, mixed, zero, dp);
-          // The optimizer reads and writes its state, the parameters and
-          // the gradients once.
-          plan.time.optimizer = costs.getKernelTime(
-              10 * stageParams / std::max<int64_t>(1, zero >= 1 ? dp : 1),
-              2 * state.total());
-          plan.stepTime = plan.time.total();
-          plan.bubbleFraction = bubble;
-          double edgeBytes = (slowestStage == 0 ? pre.communicationBytes : 0) +
-                             (slowestStage == pp - 1 ? post.communicationBytes
-                                                     : 0);
-          plan.commBytesPerRank =
-              dpBytes + microbatches * (slowCost.communicationBytes *
-                                            plan.layersPerStage[slowestStage] +
-                                        edgeBytes);
-
-          // Memory: the stage with the largest total.
-          double peak = -1;
-          for (int64_t s = 0; s < pp; ++s) {
-            ModelStateBytes stageState =
-                getModelStateBytes(stageParameters[s], mixed, zero, dp);
-            double inFlight =
-                schedule ? getInFlightMicrobatches(*schedule, pp, microbatches,
-                                                   v) *
-                               (pp > 1 ? double(pp - s) / pp : 1.0)
-                         : 1.0;
-            if (schedule == PipelineSchedule::GPipe)
-              inFlight = microbatches;
-            MemoryBreakdown memory;
-            memory.parameters = stageState.parameters;
-            memory.gradients = stageState.gradients;
-            memory.optimizerState = stageState.optimizerState;
-            double edges = (s == 0 ? pre.activationBytes : 0) +
-                           (s == pp - 1 ? post.activationBytes : 0);
-            memory.activations = inFlight * (stageActivations[s] + edges);
-            // The largest op of the training graph holds its operands and
-            // results at once.
-            memory.temporaries =
-                stageTemporary[s] +
-                std::max({pre.largestOpBytes, post.largestOpBytes,
-                          slowCost.largestOpBytes});
-            if (zero >= 3)
-              memory.temporaries += 2 * gradientBytes / std::max<int64_t>(
-                                                            1, plan.layersPerStage[s]);
-            if (memory.total() > peak) {
-              peak = memory.total();
-              plan.memory = memory;
-              plan.peakStage = s;
-            }
-          }
-
-          // Megatron's counting: 3 forward passes' worth of FLOPs (4 with
-          // full recomputation) over the global batch.
-          double modelFlops = double(graph.getForwardFlops()) *
-                              options.globalBatch / graph.getBatch();
-          double hardwareFlops =
-              modelFlops * (recompute == Recompute::Full ? 4 : 3);
-          plan.tflopsPerGpu =
-              hardwareFlops / (plan.stepTime * options.gpus) / 1e12;
-          plan.mfu = 3 * modelFlops / (plan.stepTime * options.gpus * peakFlops);
-
-          plan.buildable = false;
-          if (pp > 1)
-            plan.notBuildable = "pipeline parallelism (issue 10)";
-          else if (zero > 1)
-            plan.notBuildable = "ZeRO-" + std::to_string(zero) + " (issue 11)";
-          else if (recompute != Recompute::None)
-            plan.notBuildable = "recomputation (issue 11)";
-          else if (mixed)
-            plan.notBuildable = "bf16 mixed precision (issue 11)";
-          else if (microbatches > 1)
-            plan.notBuildable = "gradient accumulation over micro-batches "
-                                "(issue 10)";
-          else if (options.globalBatch != graph.getBatch())
-            plan.notBuildable = "the model's batch is " +
-                                std::to_string(graph.getBatch()) +
-                                ", not the global batch (regenerate it with "
-                                "--batch " +
-                                std::to_string(options.globalBatch) + ")";
-          else
-            plan.buildable = true;
-          // parc's executables keep each next-step parameter and optimizer
-          // state as a result of its own until donation lands (issue 11).
-          if (plan.buildable)
-            plan.memory.nextStepCopies =
-                plan.memory.parameters + plan.memory.optimizerState;
-
-          ++result.evaluated;
-          double total = plan.memory.total();
-          if (result.smallestMemory == 0 || total < result.smallestMemory) {
-            result.smallestMemory = total;
-            std::pair<double, std::string> terms[] = {
-                {plan.memory.parameters, "parameters"},
-                {plan.memory.gradients, "gradients"},
-                {plan.memory.optimizerState, "optimizer state"},
-                {plan.memory.activations, "activations"},
-                {plan.memory.temporaries, "temporaries"}};
-            result.smallestMemoryTerm =
-                std::max_element(std::begin(terms), std::end(terms))->second;
-          }
-          if (total > options.memoryLimit) {
-            reject(plan.describe(),
-                   llvm::formatv("out of memory on stage {0}: needs {1}, "
-                                 "{2} over the {3} limit ({4} {5})",
-                                 plan.peakStage, formatBytes(total),
-                                 formatBytes(total - options.memoryLimit),
-                                 formatBytes(options.memoryLimit),
-                                 formatBytes(plan.memory.activations),
-                                 "of activations"));
-            continue;
-          }
-          result.plans.push_back(std::move(plan));
+            plan.stageMicrobatchTime.push_back(stages.time[s] +
+                                               stages.recompute[s]);
+          plan.pointToPointTime = stages.pointToPoint;
+          plan.bubbleFraction =
+              schedule ? getBubbleFraction(*schedule, pp, plan.microbatches, v)
+                       : 0;
+          priceTime(plan, stages, layerCost, pre, post);
+          priceMemory(plan, stages, layerCost, pre, post);
+          checkBuildable(plan);
+          admit(std::move(plan));
         }
       }
     }
