@@ -69,18 +69,34 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
           {name.getValue().str(), toAxisNames(layout), {}});
   }
   // Named values pin the activations' layouts the same way (sequence
-  // parallelism's split residual stream, a replicated one without it).
-  func.walk([&](Operation *op) {
-    auto name = op->getAttrOfType<StringAttr>(ParcDialect::kNameAttrName);
-    if (!name || op->getNumResults() == 0)
-      return;
-    TensorSharding layout = strategy.layouts[graph.getOpNode(op)][0];
+  // parallelism's split residual stream, a replicated one without it); an
+  // unnamed op whose token dimensions the ILP split is pinned by position
+  // ("@N"), since propagation would not find that split from the others.
+  int64_t position = 0;
+  for (Operation &op : func.getBody().front()) {
+    if (!isa<ParcDialect>(op.getDialect()))
+      continue;
+    int64_t index = position++;
+    if (op.getNumResults() == 0)
+      continue;
+    int64_t node = graph.getOpNode(&op);
+    auto name = op.getAttrOfType<StringAttr>(ParcDialect::kNameAttrName);
+    int64_t factor = strategy.splitFactors[node];
+    bool splitsTokens =
+        factor >= 0 && graph.getNodes()[node].tokenFactors[factor];
+    if (!name && !splitsTokens)
+      continue;
+    TensorSharding layout = strategy.layouts[node][0];
     layout.partial.clear();
+    if (!name && layout.isReplicated())
+      continue;
     if (chosen.dp > 1 && !layout.dims.empty())
       layout.dims[0].insert(layout.dims[0].begin(),
                             StringAttr::get(func.getContext(), "dp"));
-    plan.shardings.push_back({name.getValue().str(), toAxisNames(layout), {}});
-  });
+    plan.shardings.push_back(
+        {name ? name.getValue().str() : "@" + std::to_string(index),
+         toAxisNames(layout), {}});
+  }
 
   if (chosen.sequenceParallel)
     plan.sequenceParallel = true;

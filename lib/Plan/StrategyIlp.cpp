@@ -323,6 +323,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
   for (auto [index, node] : llvm::enumerate(nodes)) {
     const Candidate &candidate = candidates[index][chosen[index]];
     solution.layouts.push_back(candidate.resultLayouts);
+    solution.splitFactors.push_back(candidate.factor);
     SegmentCost &segment = solution.segments[node.segment];
     if (node.kind == GraphNode::Param) {
       auto type = cast<RankedTensorType>(node.argument.getType());

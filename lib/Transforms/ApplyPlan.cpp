@@ -197,11 +197,30 @@ LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
 
   bool found = false;
   SmallVector<Operation *> namedOps;
-  getOperation().walk([&](Operation *op) {
-    auto opName = op->getAttrOfType<StringAttr>(ParcDialect::kNameAttrName);
-    if (opName && opName.getValue() == name && op->getNumResults() > 0)
-      namedOps.push_back(op);
-  });
+  // "@N" names the N-th parc op of a function in program order (counting
+  // from 0), for the values that have no parc.name: the planner pins them
+  // so. A train step keeps its forward ops first, in the same order.
+  StringRef position = name;
+  int64_t opIndex;
+  if (position.consume_front("@") && !position.getAsInteger(10, opIndex)) {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      int64_t index = 0;
+      for (Operation &op : func.getBody().front())
+        if (isa<ParcDialect>(op.getDialect()) && index++ == opIndex &&
+            op.getNumResults() > 0)
+          namedOps.push_back(&op);
+    }
+    if (namedOps.empty())
+      return error(location) << "the plan shards '" << name
+                             << "', but the model has no parc op #"
+                             << opIndex << " with a result";
+  } else {
+    getOperation().walk([&](Operation *op) {
+      auto opName = op->getAttrOfType<StringAttr>(ParcDialect::kNameAttrName);
+      if (opName && opName.getValue() == name && op->getNumResults() > 0)
+        namedOps.push_back(op);
+    });
+  }
   for (Operation *op : namedOps) {
     found = true;
     Value value = op->getResult(0);

@@ -70,8 +70,10 @@ struct StrategySolution {
   StrategyConfig config;
   bool feasible = true;
   std::map<Segment, SegmentCost> segments;
-  /// Per node: the layout of each result (Op nodes) or of the argument.
+  /// Per node: the layout of each result (Op nodes) or of the argument, and
+  /// the factor tp splits (-1 for none or for arguments).
   SmallVector<SmallVector<TensorSharding>> layouts;
+  SmallVector<int64_t> splitFactors;
   /// Whether a token factor ended up split (sequence parallelism).
   bool usesSequenceParallel = false;
   /// The share of the FLOPs in ops tp cannot split at all, and the op with
