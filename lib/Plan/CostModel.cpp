@@ -9,8 +9,10 @@ using namespace mlir;
 using namespace mlir::parc;
 using dist::CollectiveKind;
 
-CostModel::CostModel(const ClusterSpec &cluster, std::string dtype)
-    : cluster(cluster), peakFlops(cluster.getPeakFlops(dtype).value_or(0)) {}
+CostModel::CostModel(const ClusterSpec &cluster, std::string dtype,
+                     bool unfusedKernels)
+    : cluster(cluster), peakFlops(cluster.getPeakFlops(dtype).value_or(0)),
+      unfusedKernels(unfusedKernels) {}
 
 double CostModel::getKernelTime(double flops, double bytes) const {
   double computeTime =

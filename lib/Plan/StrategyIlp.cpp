@@ -148,6 +148,19 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
         bytes += localBytes(result.getType(), candidate.resultLayouts.back(),
                             node.batchScaled[i]);
       }
+      // An unfused implementation also moves its intermediates, split as
+      // its first operand is.
+      if (auto unfused = dyn_cast<UnfusedTrafficOpInterface>(op);
+          unfused && costs.pricesUnfusedKernels() && op->getNumOperands()) {
+        auto first = cast<RankedTensorType>(op->getOperand(0).getType());
+        double share =
+            double(candidate.operandLayouts[0].getLocalType(first, mesh)
+                       .getNumElements()) /
+            std::max<int64_t>(1, first.getNumElements());
+        bytes += unfused.getUnfusedIntermediateElements() * share *
+                 (node.operandBatchScaled[0] ? batchScale : 1.0) *
+                 bytesPerFloat;
+      }
       candidate.flops = factor >= 0 ? flops / config.tp : flops;
       candidate.opBytes = bytes;
       candidate.time = costs.getKernelTime(candidate.flops, bytes);

@@ -99,6 +99,12 @@ static cl::opt<bool> overlapGradReduce(
              "micro-batch's backward pass (default true; Megatron-LM before "
              "2023 did not)"),
     cl::init(true), cl::cat(category));
+static cl::opt<std::string> kernels(
+    "kernels",
+    cl::desc("fused (default) or unfused: price fused ops such as attention "
+             "as implementations that move their intermediates through "
+             "memory (Megatron-LM before FlashAttention)"),
+    cl::init("fused"), cl::cat(category));
 static cl::opt<bool> calibrateMachine(
     "calibrate",
     cl::desc("Measure this machine through parc-compile's programs under "
@@ -308,6 +314,8 @@ int main(int argc, char **argv) {
     return fail("--cluster is needed: a preset (" +
                 llvm::join(getClusterPresetNames(), ", ") +
                 ") or a cluster.json file");
+  if (kernels != "fused" && kernels != "unfused")
+    return fail("--kernels must be fused or unfused, got '" + kernels + "'");
   if (format != "text" && format != "json")
     return fail("--format must be text or json, got '" + format + "'");
   if (globalBatch < 1)
@@ -371,7 +379,7 @@ int main(int argc, char **argv) {
     return 1;
 
   auto start = std::chrono::steady_clock::now();
-  CostModel costs(*cluster, options.dtype);
+  CostModel costs(*cluster, options.dtype, kernels == "unfused");
   StrategyIlp ilp(*graph, costs, options.dtype == "bf16" ? 2 : 4);
   std::string error;
   FailureOr<SearchResult> result =

@@ -177,6 +177,16 @@ LogicalResult AttentionGradOp::inferReturnTypes(
   return success();
 }
 
+// Unfused: the saved probabilities are read for dv and the softmax
+// gradient, d(probabilities) is written and read, d(scores) is written and
+// read for dq and dk.
+int64_t AttentionGradOp::getUnfusedIntermediateElements() {
+  auto query = getQuery().getType();
+  int64_t scores = query.getDimSize(0) * query.getDimSize(1) *
+                   query.getDimSize(2) * getKey().getType().getDimSize(2);
+  return 7 * scores;
+}
+
 // Recomputing the scores and three more products of the same size.
 int64_t AttentionGradOp::getFlopCount() {
   auto query = getQuery().getType();

@@ -27,6 +27,22 @@ def Parc_FlopCountOpInterface : OpInterface<"FlopCountOpInterface"> {
   ];
 }
 
+def Parc_UnfusedTrafficOpInterface : OpInterface<"UnfusedTrafficOpInterface"> {
+  let cppNamespace = "::mlir::parc";
+  let description = [{
+    For a fused op, the elements an unfused implementation writes to memory
+    and reads back between its steps (attention before FlashAttention
+    materializes its [seq x kv_seq] score matrices). The planner adds them
+    to the op's memory traffic when it prices a software stack without
+    fused kernels (`parc-plan --kernels unfused`).
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the elements moved through memory between the "
+                    "steps of an unfused implementation.",
+      "int64_t", "getUnfusedIntermediateElements">
+  ];
+}
+
 def Parc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
   let cppNamespace = "::mlir::parc";
   let description = [{

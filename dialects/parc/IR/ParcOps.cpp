@@ -587,6 +587,18 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// The elements of one [batch, heads, seq, kv_seq] score tensor.
+static int64_t getScoreElements(ShapedType query, ShapedType key) {
+  return query.getDimSize(0) * query.getDimSize(1) * query.getDimSize(2) *
+         key.getDimSize(2);
+}
+
+// Unfused: q k^T writes the scores, the softmax reads them and writes the
+// probabilities, the product with v reads those.
+int64_t AttentionOp::getUnfusedIntermediateElements() {
+  return 4 * getScoreElements(getQuery().getType(), getKey().getType());
+}
+
 // Two products of [seq x kv_seq] score matrices plus the softmax over them.
 int64_t AttentionOp::getFlopCount() {
   auto query = getQuery().getType();

@@ -303,7 +303,8 @@ def Parc_ConstantOp : Parc_Op<"constant", [ConstantLike,
 // Attention and loss
 //===----------------------------------------------------------------------===//
 
-def Parc_AttentionOp : Parc_ShapedOp<"attention"> {
+def Parc_AttentionOp : Parc_ShapedOp<"attention",
+    [DeclareOpInterfaceMethods<Parc_UnfusedTrafficOpInterface>]> {
   let summary = "scaled dot-product attention, heads as a dimension";
   let description = [{
     q is [batch, heads, seq, head_dim], k and v are [batch, heads, kv_seq,
@@ -447,7 +448,8 @@ def Parc_EmbeddingGradOp : Parc_Op<"embedding_grad", [
   let hasVerifier = 1;
 }
 
-def Parc_AttentionGradOp : Parc_ShapedOp<"attention_grad"> {
+def Parc_AttentionGradOp : Parc_ShapedOp<"attention_grad",
+    [DeclareOpInterfaceMethods<Parc_UnfusedTrafficOpInterface>]> {
   let summary = "gradients of attention: query, key and value";
   let arguments = (ins Parc_FloatTensor:$query, Parc_FloatTensor:$key,
                        Parc_FloatTensor:$value, Parc_FloatTensor:$gradient,

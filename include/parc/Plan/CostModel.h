@@ -37,8 +37,13 @@ struct GroupPlacement {
 
 class CostModel {
 public:
-  /// `dtype` is the compute dtype ("f32" or "bf16").
-  CostModel(const ClusterSpec &cluster, std::string dtype);
+  /// `dtype` is the compute dtype ("f32" or "bf16"); `unfusedKernels`
+  /// prices fused ops (UnfusedTrafficOpInterface) as unfused
+  /// implementations that move their intermediates through memory.
+  CostModel(const ClusterSpec &cluster, std::string dtype,
+            bool unfusedKernels = false);
+
+  bool pricesUnfusedKernels() const { return unfusedKernels; }
 
   const ClusterSpec &getCluster() const { return cluster; }
   double getPeakFlops() const { return peakFlops; }
@@ -62,6 +67,7 @@ public:
 private:
   const ClusterSpec &cluster;
   double peakFlops;
+  bool unfusedKernels;
 };
 
 /// The pipeline bubble as a fraction of the ideal (bubble-free) time.
