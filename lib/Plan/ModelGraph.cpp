@@ -101,8 +101,10 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
   FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
   if (failed(arguments))
     return failure();
-  if (func.getNumResults() == 0 ||
-      cast<ShapedType>(func.getResultTypes()[0]).getRank() != 0)
+  auto loss = func.getNumResults() == 0
+                  ? ShapedType()
+                  : dyn_cast<ShapedType>(func.getResultTypes()[0]);
+  if (!loss || loss.getRank() != 0)
     return emitError(func.getLoc(), "the planner needs a model whose first "
                                     "result is the scalar loss (@")
            << func.getSymName() << " returns no scalar first)";
@@ -161,6 +163,10 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
     if (rank > 0) {
       batchDim[0] = true;
       graph.batch = argument.type.getDimSize(0);
+      if (graph.batch < 1)
+        return emitError(training.getArgument(argument.index).getLoc())
+               << "input '" << argument.name
+               << "' has an empty batch dimension";
     }
     batchSeeds.push_back({value, batchDim});
   }

@@ -2,6 +2,7 @@
 
 #include "parc/Plan/Report.h"
 
+#include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -72,15 +73,11 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
   // parallelism's split residual stream, a replicated one without it); an
   // unnamed op whose token dimensions the ILP split is pinned by position
   // ("@N"), since propagation would not find that split from the others.
-  int64_t position = 0;
-  for (Operation &op : func.getBody().front()) {
-    if (!isa<ParcDialect>(op.getDialect()))
+  for (auto [index, op] : llvm::enumerate(getPlanPositionedOps(func))) {
+    if (op->getNumResults() == 0)
       continue;
-    int64_t index = position++;
-    if (op.getNumResults() == 0)
-      continue;
-    int64_t node = graph.getOpNode(&op);
-    auto name = op.getAttrOfType<StringAttr>(ParcDialect::kNameAttrName);
+    int64_t node = graph.getOpNode(op);
+    auto name = op->getAttrOfType<StringAttr>(ParcDialect::kNameAttrName);
     int64_t factor = strategy.splitFactors[node];
     bool splitsTokens =
         factor >= 0 && graph.getNodes()[node].tokenFactors[factor];

@@ -3,6 +3,7 @@
 #include "parc/Plan/Search.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cmath>
@@ -618,14 +619,6 @@ FailureOr<SearchResult> mlir::parc::searchPlans(const ModelGraph &graph,
                                                 const SearchOptions &options,
                                                 std::string &error) {
   const PlanChoice &fixed = options.fixed;
-  if (fixed.tp && fixed.pp && fixed.dp &&
-      *fixed.tp * *fixed.pp * *fixed.dp != options.gpus) {
-    error = llvm::formatv("--fix dp={0},tp={1},pp={2} uses {3} GPUs, not "
-                          "--gpus {4}",
-                          *fixed.dp, *fixed.tp, *fixed.pp,
-                          *fixed.dp * *fixed.tp * *fixed.pp, options.gpus);
-    return failure();
-  }
   for (auto [name, value] : {std::pair{"tp", fixed.tp}, {"pp", fixed.pp},
                              {"dp", fixed.dp}})
     if (value && (*value < 1 || options.gpus % *value)) {
@@ -633,6 +626,21 @@ FailureOr<SearchResult> mlir::parc::searchPlans(const ModelGraph &graph,
                             *value, options.gpus);
       return failure();
     }
+  if (fixed.tp && fixed.pp && fixed.dp) {
+    // Each divides --gpus, so the product may still overflow.
+    int64_t product;
+    bool overflow = llvm::MulOverflow(*fixed.tp, *fixed.pp, product) ||
+                    llvm::MulOverflow(product, *fixed.dp, product);
+    if (overflow || product != options.gpus) {
+      error = llvm::formatv("--fix dp={0},tp={1},pp={2} uses {3} GPUs, not "
+                            "--gpus {4}",
+                            *fixed.dp, *fixed.tp, *fixed.pp,
+                            overflow ? std::string("more than 2^63")
+                                     : std::to_string(product),
+                            options.gpus);
+      return failure();
+    }
+  }
   if (fixed.schedule && fixed.pp && *fixed.pp == 1) {
     error = "--fix schedule=... needs pp > 1";
     return failure();

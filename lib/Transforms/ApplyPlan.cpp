@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/IR/DistOps.h"
+#include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/Plan/Plan.h"
 #include "parc/Transforms/Passes.h"
@@ -197,18 +198,16 @@ LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
 
   bool found = false;
   SmallVector<Operation *> namedOps;
-  // "@N" names the N-th parc op of a function in program order (counting
-  // from 0), for the values that have no parc.name: the planner pins them
-  // so. A train step keeps its forward ops first, in the same order.
+  // "@N" names the N-th positioned op (getPlanPositionedOps) for the values
+  // that have no parc.name: the planner pins them so.
   StringRef position = name;
   int64_t opIndex;
   if (position.consume_front("@") && !position.getAsInteger(10, opIndex)) {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      int64_t index = 0;
-      for (Operation &op : func.getBody().front())
-        if (isa<ParcDialect>(op.getDialect()) && index++ == opIndex &&
-            op.getNumResults() > 0)
-          namedOps.push_back(&op);
+      SmallVector<Operation *> ops = getPlanPositionedOps(func);
+      if (opIndex >= 0 && opIndex < int64_t(ops.size()) &&
+          ops[opIndex]->getNumResults() > 0)
+        namedOps.push_back(ops[opIndex]);
     }
     if (namedOps.empty())
       return error(location) << "the plan shards '" << name

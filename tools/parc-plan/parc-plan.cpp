@@ -318,8 +318,11 @@ int main(int argc, char **argv) {
     return fail("--kernels must be fused or unfused, got '" + kernels + "'");
   if (format != "text" && format != "json")
     return fail("--format must be text or json, got '" + format + "'");
-  if (globalBatch < 1)
-    return fail("--global-batch must be at least 1");
+  // Bounded like a plan's ranks, so that enumerating divisors stays cheap.
+  if (globalBatch < 1 || globalBatch > kMaxPlanRanks)
+    return fail("--global-batch must be between 1 and 2^31");
+  if (gpus < 0 || gpus > kMaxPlanRanks)
+    return fail("--gpus must be between 1 and 2^31");
   if (top < 0)
     return fail("--top must be at least 0");
 

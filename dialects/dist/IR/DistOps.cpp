@@ -264,22 +264,6 @@ static int64_t bytesOf(Type type) {
          std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
 }
 
-StringRef dist::getCollectiveName(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-    return "all_reduce";
-  case CollectiveKind::ReduceScatter:
-    return "reduce_scatter";
-  case CollectiveKind::AllToAll:
-    return "all_to_all";
-  case CollectiveKind::AllGather:
-    return "all_gather";
-  case CollectiveKind::AllSlice:
-    return "all_slice";
-  }
-  llvm_unreachable("unknown collective");
-}
-
 double dist::getRingTrafficBytes(CollectiveKind kind, int64_t bufferBytes,
                                  int64_t groupSize) {
   // Every rank needs the other ranks' parts: (n - 1) / n of the buffer.

@@ -33,8 +33,6 @@ LogicalResult verifyShardingForType(ShardingAttr sharding, ShapedType type,
 /// resharding planner, the cost model).
 enum class CollectiveKind { AllReduce, ReduceScatter, AllToAll, AllGather, AllSlice };
 
-llvm::StringRef getCollectiveName(CollectiveKind kind);
-
 /// Bytes each rank sends in the bandwidth-optimal (ring) algorithm for a
 /// collective over `bufferBytes` (CommunicationOpInterface's buffer) in a group
 /// of `groupSize` ranks: all_reduce 2(n-1)/n of the buffer, all_gather,

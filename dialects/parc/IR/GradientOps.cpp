@@ -181,18 +181,15 @@ LogicalResult AttentionGradOp::inferReturnTypes(
 // gradient, d(probabilities) is written and read, d(scores) is written and
 // read for dq and dk.
 int64_t AttentionGradOp::getUnfusedIntermediateElements() {
-  auto query = getQuery().getType();
-  int64_t scores = query.getDimSize(0) * query.getDimSize(1) *
-                   query.getDimSize(2) * getKey().getType().getDimSize(2);
-  return 7 * scores;
+  return 7 * getAttentionScoreElements(getQuery().getType(),
+                                       getKey().getType());
 }
 
 // Recomputing the scores and three more products of the same size.
 int64_t AttentionGradOp::getFlopCount() {
   auto query = getQuery().getType();
-  int64_t scores = query.getDimSize(0) * query.getDimSize(1) *
-                   query.getDimSize(2) * getKey().getType().getDimSize(2);
-  return scores * (8 * query.getDimSize(3) + 8);
+  return getAttentionScoreElements(query, getKey().getType()) *
+         (8 * query.getDimSize(3) + 8);
 }
 
 //===----------------------------------------------------------------------===//

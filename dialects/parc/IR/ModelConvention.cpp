@@ -128,3 +128,11 @@ SmallVector<std::string> mlir::parc::getResultNames(func::FuncOp func) {
   }
   return names;
 }
+
+SmallVector<Operation *> mlir::parc::getPlanPositionedOps(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    if (isa<ParcDialect>(op.getDialect()))
+      ops.push_back(&op);
+  return ops;
+}

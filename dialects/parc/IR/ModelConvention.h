@@ -50,6 +50,11 @@ FailureOr<SmallVector<ModelArgument>> readModelArguments(func::FuncOp func);
 /// else @forward, else the only function; null when there is none.
 func::FuncOp findModelFunction(ModuleOp module, StringRef name = "");
 
+/// The ops a plan key "@N" counts, in program order: the parc ops of `func`
+/// (not the dist ops a plan inserts, not the return). A train step keeps
+/// its forward ops first and in order, so positions hold across it.
+SmallVector<Operation *> getPlanPositionedOps(func::FuncOp func);
+
 /// The name of each result: its `parc.name`, else `result<N>`.
 SmallVector<std::string> getResultNames(func::FuncOp func);
 

@@ -587,8 +587,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-/// The elements of one [batch, heads, seq, kv_seq] score tensor.
-static int64_t getScoreElements(ShapedType query, ShapedType key) {
+int64_t mlir::parc::getAttentionScoreElements(ShapedType query,
+                                              ShapedType key) {
   return query.getDimSize(0) * query.getDimSize(1) * query.getDimSize(2) *
          key.getDimSize(2);
 }
@@ -596,16 +596,15 @@ static int64_t getScoreElements(ShapedType query, ShapedType key) {
 // Unfused: q k^T writes the scores, the softmax reads them and writes the
 // probabilities, the product with v reads those.
 int64_t AttentionOp::getUnfusedIntermediateElements() {
-  return 4 * getScoreElements(getQuery().getType(), getKey().getType());
+  return 4 * getAttentionScoreElements(getQuery().getType(), getKey().getType());
 }
 
 // Two products of [seq x kv_seq] score matrices plus the softmax over them.
 int64_t AttentionOp::getFlopCount() {
   auto query = getQuery().getType();
-  auto value = getValue().getType();
-  int64_t scores = query.getDimSize(0) * query.getDimSize(1) *
-                   query.getDimSize(2) * getKey().getType().getDimSize(2);
-  return scores * (2 * query.getDimSize(3) + 2 * value.getDimSize(3) + 5);
+  int64_t scores = getAttentionScoreElements(query, getKey().getType());
+  return scores *
+         (2 * query.getDimSize(3) + 2 * getValue().getType().getDimSize(3) + 5);
 }
 
 //===----------------------------------------------------------------------===//

@@ -16,6 +16,10 @@
 namespace mlir::parc {
 template <typename ConcreteType>
 class SumsPartials : public OpTrait::TraitBase<ConcreteType, SumsPartials> {};
+
+/// The elements of one [batch, heads, seq, kv_seq] attention score tensor,
+/// for a query [batch, heads, seq, d] and a key [batch, heads, kv_seq, d].
+int64_t getAttentionScoreElements(ShapedType query, ShapedType key);
 } // namespace mlir::parc
 
 #define GET_OP_CLASSES
