@@ -18,6 +18,7 @@
 #include "parc/Plan/CompileReport.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/RuntimeLinkConfig.h"
+#include "parc/Support/MeshArithmetic.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/MemoryPlan.h"
 #include "parc/Transforms/Passes.h"
@@ -274,15 +275,11 @@ int main(int argc, char **argv) {
   manifest["ranks"] = ranks;
   manifest["mesh"] = {{"axes", axisNames}, {"sizes", axisSizes}};
   nlohmann::ordered_json rankList = nlohmann::ordered_json::array();
+  ::parc::MeshShape meshShape(axisSizes);
   for (int64_t rank = 0; rank < ranks; ++rank) {
-    std::vector<int64_t> coordinates;
-    int64_t rest = rank;
-    for (size_t i = axisSizes.size(); i-- > 0;) {
-      coordinates.insert(coordinates.begin(), rest % axisSizes[i]);
-      rest /= axisSizes[i];
-    }
-    rankList.push_back(
-        {{"rank", rank}, {"executable", "program"}, {"coordinates", coordinates}});
+    rankList.push_back({{"rank", rank},
+                        {"executable", "program"},
+                        {"coordinates", meshShape.getCoordinates(rank)}});
   }
   manifest["rank_programs"] = rankList;
   if (failed(writeFile(outPath("manifest.json"), manifest.dump(2) + "\n")))

@@ -35,8 +35,9 @@ struct TensorRef {
   size_t bytes() const { return numElements() * dtypeBytes(dtype); }
 };
 
-/// The logical mesh and this rank's place in it. Rank r's coordinates are
-/// r's mixed-radix digits over the axis sizes, last axis minor.
+/// The logical mesh and this rank's place in it, by the project's one mesh
+/// arithmetic (parc/Support/MeshArithmetic.h): rank r's coordinates are r's
+/// mixed-radix digits over the axis sizes, last axis minor.
 struct MeshInfo {
   std::vector<std::string> axisNames;
   std::vector<int64_t> axisSizes;
@@ -49,6 +50,9 @@ struct MeshInfo {
   std::vector<int> group(const std::vector<int> &axes) const;
   /// This rank's position in its group over `axes`.
   int64_t indexInGroup(const std::vector<int> &axes) const;
+  /// The world rank that agrees with this one on every axis but `axis`,
+  /// where its coordinate is `coordinate` (a point-to-point peer).
+  int peer(int axis, int64_t coordinate) const;
 };
 
 /// One rank's compute and communication. Every op method receives the op's
