@@ -12,20 +12,6 @@
 using namespace mlir;
 using namespace mlir::parc;
 
-/// The layer index in a parameter name such as `h.11.attn.c_attn.weight`:
-/// its first all-digit component.
-static std::optional<int64_t> getLayerIndex(StringRef name) {
-  SmallVector<StringRef> parts;
-  name.split(parts, '.');
-  for (StringRef part : parts) {
-    int64_t index;
-    if (!part.empty() && llvm::all_of(part, llvm::isDigit) &&
-        !part.getAsInteger(10, index))
-      return index;
-  }
-  return std::nullopt;
-}
-
 /// A layer's structure: what its ops are and compute, not what they are
 /// called.
 static std::string getStructure(ArrayRef<Operation *> ops) {

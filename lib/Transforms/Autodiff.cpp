@@ -38,6 +38,7 @@ LogicalResult mlir::parc::appendGradients(func::FuncOp func) {
     return func.emitError("autodiff needs a function whose first result is a "
                           "scalar float loss");
 
+  tagUntaggedOps(func, Phase::Forward);
   Block &body = func.getBody().front();
   Operation *terminator = body.getTerminator();
   OpBuilder b(terminator);
@@ -117,6 +118,7 @@ LogicalResult mlir::parc::appendGradients(func::FuncOp func) {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
     if (isOpTriviallyDead(&op))
       op.erase();
+  tagUntaggedOps(func, Phase::Backward);
   return success();
 }
 

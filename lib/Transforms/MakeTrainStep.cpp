@@ -144,5 +144,6 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
     resultAttrs.push_back(b.getDictionaryAttr(
         b.getNamedAttr(ParcDialect::kNameAttrName, b.getStringAttr(name))));
   func.setAllResultAttrs(resultAttrs);
+  tagUntaggedOps(func, Phase::Update);
   return success();
 }

@@ -1,6 +1,7 @@
 //===- Partition.cpp - per-rank programs with collectives -----------------===//
 
 #include "parc/Transforms/Resharding.h"
+#include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcInterfaces.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Transforms/FactorSharding.h"
@@ -9,6 +10,7 @@
 #include "parc/Transforms/ShardingAnnotations.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace mlir::parc {
 #define GEN_PASS_DEF_PARTITIONPASS
@@ -121,6 +123,20 @@ LogicalResult Partitioner::partitionOp(Operation *op,
               }))
             deferred.clear();
   }
+
+  // The local ops and collectives built for `op` keep its phase tag.
+  Block *localBody = builder.getInsertionBlock();
+  Operation *lastBefore = localBody->empty() ? nullptr : &localBody->back();
+  auto scope = llvm::make_scope_exit([&] {
+    Attribute phase = op->getAttr(kPhaseAttrName);
+    if (!phase)
+      return;
+    Operation *built = lastBefore ? lastBefore->getNextNode()
+                       : localBody->empty() ? nullptr
+                                            : &localBody->front();
+    for (; built; built = built->getNextNode())
+      built->setAttr(kPhaseAttrName, phase);
+  });
 
   SmallVector<Value> operands;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {

@@ -3,7 +3,9 @@
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::parc;
@@ -135,4 +137,39 @@ SmallVector<Operation *> mlir::parc::getPlanPositionedOps(func::FuncOp func) {
     if (isa<ParcDialect>(op.getDialect()))
       ops.push_back(&op);
   return ops;
+}
+
+std::optional<int64_t> mlir::parc::getLayerIndex(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  for (StringRef part : parts) {
+    int64_t index;
+    if (!part.empty() && llvm::all_of(part, llvm::isDigit) &&
+        !part.getAsInteger(10, index))
+      return index;
+  }
+  return std::nullopt;
+}
+
+Phase mlir::parc::getPhase(Operation *op) {
+  auto phase = op->getAttrOfType<StringAttr>(kPhaseAttrName);
+  if (!phase)
+    return Phase::Forward;
+  return llvm::StringSwitch<Phase>(phase.getValue())
+      .Case("backward", Phase::Backward)
+      .Case("update", Phase::Update)
+      .Default(Phase::Forward);
+}
+
+void mlir::parc::setPhase(Operation *op, Phase phase) {
+  StringRef name = phase == Phase::Forward    ? "forward"
+                   : phase == Phase::Backward ? "backward"
+                                              : "update";
+  op->setAttr(kPhaseAttrName, StringAttr::get(op->getContext(), name));
+}
+
+void mlir::parc::tagUntaggedOps(func::FuncOp func, Phase phase) {
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (!op.hasAttr(kPhaseAttrName))
+      setPhase(&op, phase);
 }

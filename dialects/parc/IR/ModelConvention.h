@@ -55,6 +55,20 @@ func::FuncOp findModelFunction(ModuleOp module, StringRef name = "");
 /// its forward ops first and in order, so positions hold across it.
 SmallVector<Operation *> getPlanPositionedOps(func::FuncOp func);
 
+/// The layer index in a parameter name such as `h.11.attn.c_attn.weight`:
+/// its first all-digit component.
+std::optional<int64_t> getLayerIndex(StringRef name);
+
+/// The part of a train step an op belongs to, as autodiff and the train
+/// step tag it (`parc.phase`): pipeline schedules and recomputation need
+/// the forward and backward ops apart. Untagged ops are forward ops.
+enum class Phase { Forward, Backward, Update };
+constexpr StringLiteral kPhaseAttrName = "parc.phase";
+Phase getPhase(Operation *op);
+void setPhase(Operation *op, Phase phase);
+/// Tags every op of `func`'s body that has no phase yet (not the return).
+void tagUntaggedOps(func::FuncOp func, Phase phase);
+
 /// The name of each result: its `parc.name`, else `result<N>`.
 SmallVector<std::string> getResultNames(func::FuncOp func);
 
