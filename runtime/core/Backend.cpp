@@ -43,6 +43,7 @@ int64_t TensorRef::numElements() const {
   return count;
 }
 
+Communicator::~Communicator() = default;
 Backend::~Backend() = default;
 
 // Defaults for the gradient and optimizer entry points: a backend without

@@ -2,7 +2,8 @@
 //
 // Each parcrt_* function decodes its static descriptors (parcrt.h) into
 // TensorRefs over the context's arena and forwards to the backend.
-// Collectives are bracketed by the watchdog; gradient and optimizer ops are
+// Collectives and point-to-point messages go through the backend's
+// Communicator, bracketed by the watchdog; gradient and optimizer ops are
 // local computations and are not.
 //
 //===----------------------------------------------------------------------===//
@@ -61,17 +62,6 @@ void reduce(parcrt_context *ctx, Reduce op, const int64_t *tensors,
   // keepdims (after the axes) shows in the result's shape already.
   ctx->backend->reduce(op, decodeAll(ctx, tensors, 2).data(), ints + 1,
                        static_cast<int>(ints[0]));
-}
-
-/// Runs `body` between the watchdog's begin() and end().
-template <typename Fn>
-void collective(parcrt_context *ctx, const char *kind,
-                const std::vector<int> &axes, Fn body) {
-  if (ctx->watchdog)
-    ctx->watchdog->begin(kind, axes);
-  body();
-  if (ctx->watchdog)
-    ctx->watchdog->end();
 }
 } // namespace
 
@@ -294,30 +284,29 @@ void parcrt_all_reduce(parcrt_context *ctx, const int64_t *t,
   std::vector<int> axes = decodeGroup(ints);
   bool max = ints[0] == 1;
   std::vector<TensorRef> refs = decodeAll(ctx, t, 2);
-  collective(ctx, "all_reduce", axes,
-             [&] { ctx->backend->allReduce(axes, max, refs.data()); });
+  Watched watched(ctx->watchdog, "all_reduce", axes);
+  ctx->backend->communicator().allReduce(axes, max, refs.data());
 }
 void parcrt_all_gather(parcrt_context *ctx, const int64_t *t,
                        const int64_t *ints, const double *) {
   std::vector<int> axes = decodeGroup(ints);
   std::vector<TensorRef> refs = decodeAll(ctx, t, 2);
-  collective(ctx, "all_gather", axes,
-             [&] { ctx->backend->allGather(axes, ints[0], refs.data()); });
+  Watched watched(ctx->watchdog, "all_gather", axes);
+  ctx->backend->communicator().allGather(axes, ints[0], refs.data());
 }
 void parcrt_reduce_scatter(parcrt_context *ctx, const int64_t *t,
                            const int64_t *ints, const double *) {
   std::vector<int> axes = decodeGroup(ints);
   std::vector<TensorRef> refs = decodeAll(ctx, t, 2);
-  collective(ctx, "reduce_scatter", axes,
-             [&] { ctx->backend->reduceScatter(axes, ints[0], refs.data()); });
+  Watched watched(ctx->watchdog, "reduce_scatter", axes);
+  ctx->backend->communicator().reduceScatter(axes, ints[0], refs.data());
 }
 void parcrt_all_to_all(parcrt_context *ctx, const int64_t *t,
                        const int64_t *ints, const double *) {
   std::vector<int> axes = decodeGroup(ints);
   std::vector<TensorRef> refs = decodeAll(ctx, t, 2);
-  collective(ctx, "all_to_all", axes, [&] {
-    ctx->backend->allToAll(axes, ints[0], ints[1], refs.data());
-  });
+  Watched watched(ctx->watchdog, "all_to_all", axes);
+  ctx->backend->communicator().allToAll(axes, ints[0], ints[1], refs.data());
 }
 void parcrt_all_slice(parcrt_context *ctx, const int64_t *t,
                       const int64_t *ints, const double *) {
@@ -329,6 +318,21 @@ void parcrt_axis_index(parcrt_context *ctx, const int64_t *t,
                        const int64_t *ints, const double *) {
   std::vector<int> axes = decodeGroup(ints);
   ctx->backend->axisIndex(axes, decode(ctx, t));
+}
+
+void parcrt_send(parcrt_context *ctx, const int64_t *t, const int64_t *ints,
+                 const double *) {
+  int peer = ctx->mesh.peer(static_cast<int>(ints[0]), ints[1]);
+  // On cpu the send is buffered and returns at once; on cuda it may wait
+  // for the peer (creating the pair's communicator).
+  Watched watched(ctx->watchdog, "send to", peer, ints[2]);
+  ctx->backend->communicator().send(peer, ints[2], decode(ctx, t));
+}
+void parcrt_recv(parcrt_context *ctx, const int64_t *t, const int64_t *ints,
+                 const double *) {
+  int peer = ctx->mesh.peer(static_cast<int>(ints[0]), ints[1]);
+  Watched watched(ctx->watchdog, "recv from", peer, ints[2]);
+  ctx->backend->communicator().recv(peer, ints[2], decode(ctx, t));
 }
 
 } // extern "C"

@@ -1,4 +1,4 @@
-//===- Watchdog.cpp - ending a job stuck in a collective ------------------===//
+//===- Watchdog.cpp - ending a job stuck in communication -----------------===//
 
 #include "core/Watchdog.h"
 
@@ -26,15 +26,32 @@ Watchdog::~Watchdog() {
 
 void Watchdog::begin(const char *collective,
                      const std::vector<int> &groupAxes) {
+  start({collective, groupAxes});
+}
+
+void Watchdog::begin(const char *pointToPoint, int peer, int64_t channel) {
+  start({pointToPoint, {}, peer, channel});
+}
+
+void Watchdog::start(Operation operation) {
   std::lock_guard<std::mutex> lock(mutex);
-  kind = collective;
-  axes = groupAxes;
-  start = std::chrono::steady_clock::now();
+  running = std::move(operation);
+  startTime = std::chrono::steady_clock::now();
 }
 
 void Watchdog::end() {
   std::lock_guard<std::mutex> lock(mutex);
-  kind = nullptr;
+  running.kind = nullptr;
+}
+
+std::string Watchdog::describe() const {
+  if (running.peer >= 0)
+    return std::string(running.kind) + " rank " + std::to_string(running.peer) +
+           " (channel " + std::to_string(running.channel) + ")";
+  std::string names;
+  for (int axis : running.axes)
+    names += (names.empty() ? "" : ", ") + mesh.axisNames[axis];
+  return std::string("collective ") + running.kind + " over [" + names + "]";
 }
 
 void Watchdog::watch() {
@@ -46,15 +63,12 @@ void Watchdog::watch() {
   std::unique_lock<std::mutex> lock(mutex);
   while (!stopping) {
     wake.wait_for(lock, period);
-    if (stopping || !kind || std::chrono::steady_clock::now() - start < timeout)
+    if (stopping || !running.kind ||
+        std::chrono::steady_clock::now() - startTime < timeout)
       continue;
-    std::string names;
-    for (int axis : axes)
-      names += (names.empty() ? "" : ", ") + mesh.axisNames[axis];
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%g", timeoutSeconds);
-    fatal(std::string("collective ") + kind + " over [" + names +
-          "] did not complete in " + seconds +
+    fatal(describe() + " did not complete in " + seconds +
           " s (another rank may have failed)");
   }
 }

@@ -2,7 +2,7 @@
 
 #include "cpu/Blocks.h"
 #include "cpu/Kernels.h"
-#include "cpu/MpiCollectives.h"
+#include "cpu/MpiCommunicator.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -12,7 +12,7 @@ using namespace parcrt;
 namespace {
 class CpuBackend final : public Backend {
 public:
-  explicit CpuBackend(const MeshInfo &mesh) : mesh(mesh), collectives(mesh) {}
+  explicit CpuBackend(const MeshInfo &mesh) : mesh(mesh), comms(mesh) {}
 
   const char *name() const override { return "cpu"; }
 
@@ -32,7 +32,8 @@ public:
   void fromArena(void *dst, const void *src, size_t bytes) override {
     std::memcpy(dst, src, bytes);
   }
-  void synchronize() override {}
+  void synchronize() override { comms.synchronize(nullptr); }
+  Communicator &communicator() override { return comms; }
 
   void binary(char op, const TensorRef *t) override { cpu::binary(op, t); }
   void unary(Unary op, const TensorRef *t) override { cpu::unary(op, t); }
@@ -120,23 +121,6 @@ public:
     cpu::clipCoefficient(t, maxNorm);
   }
 
-  void allReduce(const std::vector<int> &axes, bool max,
-                 const TensorRef *t) override {
-    collectives.allReduce(axes, max, t);
-  }
-  void allGather(const std::vector<int> &axes, int64_t dim,
-                 const TensorRef *t) override {
-    collectives.allGather(axes, dim, t);
-  }
-  void reduceScatter(const std::vector<int> &axes, int64_t dim,
-                     const TensorRef *t) override {
-    collectives.reduceScatter(axes, dim, t);
-  }
-  void allToAll(const std::vector<int> &axes, int64_t splitDim,
-                int64_t concatDim, const TensorRef *t) override {
-    collectives.allToAll(axes, splitDim, concatDim, t);
-  }
-
   /// This rank's chunk along `dim`: local, no communication.
   void allSlice(const std::vector<int> &axes, int64_t dim,
                 const TensorRef *t) override {
@@ -158,7 +142,7 @@ public:
 
 private:
   const MeshInfo &mesh;
-  cpu::MpiCollectives collectives;
+  cpu::MpiCommunicator comms;
 };
 } // namespace
 

@@ -120,6 +120,7 @@ public:
   void toArena(void *dst, const void *src, size_t bytes) override;
   void fromArena(void *dst, const void *src, size_t bytes) override;
   void synchronize() override;
+  Communicator &communicator() override { return *comms; }
 
   void binary(char op, const TensorRef *t) override;
   void unary(Unary op, const TensorRef *t) override;
@@ -161,22 +162,6 @@ public:
   void sgdUpdate(const TensorRef *t, double lr, double momentum) override;
   void clipCoefficient(const TensorRef *t, double maxNorm) override;
 
-  void allReduce(const std::vector<int> &axes, bool max,
-                 const TensorRef *t) override {
-    comms->allReduce(axes, max, t);
-  }
-  void allGather(const std::vector<int> &axes, int64_t dim,
-                 const TensorRef *t) override {
-    comms->allGather(axes, dim, t);
-  }
-  void reduceScatter(const std::vector<int> &axes, int64_t dim,
-                     const TensorRef *t) override {
-    comms->reduceScatter(axes, dim, t);
-  }
-  void allToAll(const std::vector<int> &axes, int64_t splitDim,
-                int64_t concatDim, const TensorRef *t) override {
-    comms->allToAll(axes, splitDim, concatDim, t);
-  }
   void allSlice(const std::vector<int> &axes, int64_t dim,
                 const TensorRef *t) override {
     comms->allSlice(axes, dim, t);
@@ -337,7 +322,7 @@ void CudaBackend::fromArena(void *dst, const void *src, size_t bytes) {
 
 void CudaBackend::synchronize() {
   checkIndexErrors();
-  comms->synchronize();
+  comms->synchronize(nullptr);
 }
 
 //===----------------------------------------------------------------------===//

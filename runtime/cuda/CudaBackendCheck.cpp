@@ -795,12 +795,12 @@ void checkCollectives(const std::string &prefix, Backend &cuda, Backend &cpu) {
   const std::vector<int> first = {0}, both = {0, 1};
   compare(prefix + "all_reduce sum", cuda, cpu, [&](Backend &b, Buffers &m) {
     TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
-    b.allReduce(first, false, t);
+    b.communicator().allReduce(first, false, t);
     return m.read(t[1]);
   });
   compare(prefix + "all_reduce max", cuda, cpu, [&](Backend &b, Buffers &m) {
     TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
-    b.allReduce(both, true, t);
+    b.communicator().allReduce(both, true, t);
     return m.read(t[1]);
   });
   for (int64_t dim : {0, 1}) {
@@ -808,13 +808,13 @@ void checkCollectives(const std::string &prefix, Backend &cuda, Backend &cpu) {
     compare(prefix + "all_gather" + suffix, cuda, cpu,
             [&](Backend &b, Buffers &m) {
               TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
-              b.allGather(both, dim, t);
+              b.communicator().allGather(both, dim, t);
               return m.read(t[1]);
             });
     compare(prefix + "reduce_scatter" + suffix, cuda, cpu,
             [&](Backend &b, Buffers &m) {
               TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
-              b.reduceScatter(first, dim, t);
+              b.communicator().reduceScatter(first, dim, t);
               return m.read(t[1]);
             });
     compare(prefix + "all_slice" + suffix, cuda, cpu,
@@ -826,7 +826,7 @@ void checkCollectives(const std::string &prefix, Backend &cuda, Backend &cpu) {
   }
   compare(prefix + "all_to_all", cuda, cpu, [&](Backend &b, Buffers &m) {
     TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 3, 4})};
-    b.allToAll(both, 1, 2, t);
+    b.communicator().allToAll(both, 1, 2, t);
     return m.read(t[1]);
   });
   compare(prefix + "axis_index", cuda, cpu, [&](Backend &b, Buffers &m) {

@@ -1,4 +1,4 @@
-//===- NcclCommunicator.cpp - NCCL collectives over mesh groups -----------===//
+//===- NcclCommunicator.cpp - communication of the cuda backend -----------===//
 //
 // Semantics (as lib/Interp/CollectiveKernels.cpp): a group over mesh axes
 // holds the ranks that differ from this one only in those axes, ordered by
@@ -10,13 +10,16 @@
 //                   which concatenates what it receives along concat_dim
 //                   in sender order;
 //   all_slice:      this member's chunk along `dim` (no communication);
-//   axis_index:     this member's index in the group.
+//   axis_index:     this member's index in the group;
+//   send/recv:      one tensor to/from a world rank (the header says how
+//                   NCCL orders them).
 //
 //===----------------------------------------------------------------------===//
 
 #include "NcclCommunicator.h"
 
 #include "Kernels.h"
+#include "core/Watchdog.h"
 
 // Only MPI's C API is used; its C++ bindings warn under -Wextra.
 #ifndef OMPI_SKIP_MPICXX
@@ -27,6 +30,7 @@
 #endif
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace parcrt;
@@ -94,6 +98,42 @@ int groupTag(const std::vector<int> &axes, size_t numMeshAxes) {
   return static_cast<int>(tag);
 }
 
+/// The MPI tag of a pair's id, below groupTag's range.
+constexpr int kPairTag = 999;
+
+/// A communicator over the world ranks `members`, of which this rank is
+/// member `index`: the first member generates the id and sends it to the
+/// others over MPI (with `tag`), so only the members take part, whatever
+/// the other ranks are doing.
+ncclComm_t createCommunicator(const std::vector<int> &members, int index,
+                              int tag) {
+  int size = static_cast<int>(members.size());
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  if (index == 0)
+    checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId", nullptr);
+  if (size > 1) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+      fatal("MPI is not initialized: cannot create an NCCL communicator "
+            "over %d ranks",
+            size);
+    if (index == 0) {
+      for (int member = 1; member < size; ++member)
+        MPI_Send(&id, sizeof(id), MPI_BYTE, members[member], tag,
+                 MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(&id, sizeof(id), MPI_BYTE, members[0], tag, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+    }
+  }
+  ncclComm_t comm = nullptr;
+  checkNccl(ncclCommInitRank(&comm, size, id, index), "ncclCommInitRank",
+            nullptr);
+  return comm;
+}
+
 } // namespace
 
 NcclCommunicator::NcclCommunicator(const MeshInfo &mesh, cudaStream_t compute,
@@ -106,6 +146,13 @@ NcclCommunicator::~NcclCommunicator() {
   for (auto &entry : groups)
     if (entry.second.comm)
       ncclCommDestroy(entry.second.comm);
+  for (auto &entry : pairs)
+    ncclCommDestroy(entry.second);
+  for (PendingSend &sent : pendingSends)
+    cudaEventDestroy(sent.done);
+  for (auto &entry : selfMessages)
+    for (SelfMessage &message : entry.second)
+      cudaFree(message.data);
   if (computeDone)
     cudaEventDestroy(computeDone);
   if (communicationDone)
@@ -140,35 +187,20 @@ NcclCommunicator::Group &NcclCommunicator::group(const std::vector<int> &axes) {
 
 ncclComm_t NcclCommunicator::communicator(const std::vector<int> &axes,
                                           Group &group) {
-  if (group.comm)
-    return group.comm;
-  int size = static_cast<int>(group.members.size());
-  ncclUniqueId id;
-  std::memset(&id, 0, sizeof(id));
-  if (group.index == 0)
-    checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId", nullptr);
-  if (size > 1) {
-    // Point-to-point from the group's first member: only the group's
-    // members take part, whatever the other ranks are doing.
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized)
-      fatal("MPI is not initialized: cannot create an NCCL communicator "
-            "over %d ranks",
-            size);
-    int tag = groupTag(axes, mesh.axisSizes.size());
-    if (group.index == 0) {
-      for (int member = 1; member < size; ++member)
-        MPI_Send(&id, sizeof(id), MPI_BYTE, group.members[member], tag,
-                 MPI_COMM_WORLD);
-    } else {
-      MPI_Recv(&id, sizeof(id), MPI_BYTE, group.members[0], tag, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-    }
-  }
-  checkNccl(ncclCommInitRank(&group.comm, size, id, group.index),
-            "ncclCommInitRank", nullptr);
+  if (!group.comm)
+    group.comm = createCommunicator(
+        group.members, group.index,
+        group.members.size() > 1 ? groupTag(axes, mesh.axisSizes.size()) : 0);
   return group.comm;
+}
+
+ncclComm_t NcclCommunicator::pairCommunicator(int peer) {
+  std::pair<int, int> key = std::minmax(mesh.rank, peer);
+  ncclComm_t &comm = pairs[key];
+  if (!comm)
+    comm = createCommunicator({key.first, key.second},
+                              mesh.rank == key.first ? 0 : 1, kPairTag);
+  return comm;
 }
 
 void NcclCommunicator::beginCommunication() {
@@ -182,7 +214,15 @@ void NcclCommunicator::endCommunication() {
         "cudaStreamWaitEvent");
 }
 
-void NcclCommunicator::synchronize() {
+void NcclCommunicator::synchronize(Watchdog *watchdog) {
+  for (PendingSend &sent : pendingSends) {
+    {
+      Watched watched(watchdog, "send to", sent.peer, sent.channel);
+      check(cudaEventSynchronize(sent.done), "send");
+    }
+    check(cudaEventDestroy(sent.done), "cudaEventDestroy");
+  }
+  pendingSends.clear();
   check(cudaStreamSynchronize(stream), "communication stream");
 }
 
@@ -330,4 +370,65 @@ void NcclCommunicator::axisIndex(const std::vector<int> &axes,
   check(launchFill(result.data, result.dtype, 1, nullptr, group(axes).index,
                    compute),
         "axis_index kernel");
+}
+
+void NcclCommunicator::send(int peer, int64_t channel, const TensorRef &t) {
+  size_t bytes = t.bytes();
+  if (peer == mesh.rank) {
+    // A send to oneself in its own NCCL group would wait for a recv queued
+    // behind it on the same stream.
+    void *data = nullptr;
+    check(cudaMallocAsync(&data, bytes ? bytes : 1, compute),
+          "cudaMallocAsync (send to this rank)");
+    if (bytes)
+      check(cudaMemcpyAsync(data, t.data, bytes, cudaMemcpyDeviceToDevice,
+                            compute),
+            "send to this rank");
+    selfMessages[channel].push_back({data, bytes});
+    return;
+  }
+  ncclComm_t comm = pairCommunicator(peer);
+  beginCommunication();
+  checkNccl(ncclGroupStart(), "ncclGroupStart", comm);
+  checkNccl(
+      ncclSend(t.data, bytes, ncclInt8, peer > mesh.rank ? 1 : 0, comm, stream),
+      "ncclSend", comm);
+  checkNccl(ncclGroupEnd(), "ncclGroupEnd (send)", comm);
+  PendingSend sent{peer, channel, nullptr};
+  check(cudaEventCreateWithFlags(&sent.done, cudaEventDisableTiming),
+        "cudaEventCreate");
+  check(cudaEventRecord(sent.done, stream), "cudaEventRecord");
+  pendingSends.push_back(sent);
+  endCommunication();
+}
+
+void NcclCommunicator::recv(int peer, int64_t channel, const TensorRef &t) {
+  size_t bytes = t.bytes();
+  if (peer == mesh.rank) {
+    std::deque<SelfMessage> &queue = selfMessages[channel];
+    if (queue.empty())
+      fatal("recv from rank %d (channel %lld): no message was sent", peer,
+            static_cast<long long>(channel));
+    SelfMessage message = queue.front();
+    queue.pop_front();
+    if (message.bytes != bytes)
+      fatal("recv from rank %d (channel %lld): the message has %zu bytes, "
+            "the tensor %zu",
+            peer, static_cast<long long>(channel), message.bytes, bytes);
+    if (bytes)
+      check(cudaMemcpyAsync(t.data, message.data, bytes,
+                            cudaMemcpyDeviceToDevice, compute),
+            "recv from this rank");
+    check(cudaFreeAsync(message.data, compute),
+          "cudaFreeAsync (recv from this rank)");
+    return;
+  }
+  ncclComm_t comm = pairCommunicator(peer);
+  beginCommunication();
+  checkNccl(ncclGroupStart(), "ncclGroupStart", comm);
+  checkNccl(
+      ncclRecv(t.data, bytes, ncclInt8, peer > mesh.rank ? 1 : 0, comm, stream),
+      "ncclRecv", comm);
+  checkNccl(ncclGroupEnd(), "ncclGroupEnd (recv)", comm);
+  endCommunication();
 }

@@ -260,6 +260,8 @@ int run(int argc, char **argv, int rank, int size) {
   for (int64_t step = 1; step <= options.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     parc_program_step(&context);
+    // Pending sends wait for their receivers: watched, naming the peer.
+    backend->communicator().synchronize(&watchdog);
     backend->synchronize();
     if (!feedback.empty()) {
       applyFeedback(*program, feedback, *backend, arena);

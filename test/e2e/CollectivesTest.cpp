@@ -1,12 +1,14 @@
-//===- CollectivesTest.cpp - the cpu backend's MPI collectives ------------===//
+//===- CollectivesTest.cpp - the cpu backend's MPI communication ----------===//
 //
 // Run with 4 ranks as a 2x2 mesh [dp, tp]. Every rank knows every rank's
 // input (a function of the rank), computes the reference evaluator's
 // lock-step result of each collective locally, and compares it exactly
 // with what the collective returned. The values are small integers, so
-// float sums are exact in any order.
+// float sums are exact in any order. Point-to-point messages go through
+// parcrt_send and parcrt_recv.
 //
-// With --watchdog, ranks 1-3 enter an all_reduce that rank 0 never joins; the
+// With --watchdog, ranks 1-3 enter an all_reduce that rank 0 never joins;
+// with --watchdog-recv, rank 1 waits for a message rank 0 never sends. The
 // watchdog must end the job with its message (checked by ctest's regex).
 //
 //===----------------------------------------------------------------------===//
@@ -161,7 +163,7 @@ void testAxes(Backend &backend, const MeshInfo &mesh,
   for (bool isMax : {false, true}) {
     Buffer out(shape);
     TensorRef t[] = {in.ref(), out.ref()};
-    backend.allReduce(axes, isMax, t);
+    backend.communicator().allReduce(axes, isMax, t);
     check(name(isMax ? "all_reduce max" : "all_reduce sum", axes).c_str(),
           out.data, isMax ? max : sum, rank);
   }
@@ -171,7 +173,7 @@ void testAxes(Backend &backend, const MeshInfo &mesh,
     gathered[dim] *= n;
     Buffer out(gathered);
     TensorRef t[] = {in.ref(), out.ref()};
-    backend.allGather(axes, dim, t);
+    backend.communicator().allGather(axes, dim, t);
     check((name("all_gather", axes) + " dim " + std::to_string(dim)).c_str(),
           out.data, concat(inputs, dim), rank);
   }
@@ -183,7 +185,7 @@ void testAxes(Backend &backend, const MeshInfo &mesh,
     scattered[dim] /= n;
     Buffer out(scattered);
     TensorRef t[] = {in.ref(), out.ref()};
-    backend.reduceScatter(axes, dim, t);
+    backend.communicator().reduceScatter(axes, dim, t);
     check(
         (name("reduce_scatter", axes) + " dim " + std::to_string(dim)).c_str(),
         out.data, chunk(sum, dim, n, index), rank);
@@ -205,7 +207,7 @@ void testAxes(Backend &backend, const MeshInfo &mesh,
     Tensor expected = concat(parts, cat);
     Buffer out(expected.shape);
     TensorRef t[] = {in.ref(), out.ref()};
-    backend.allToAll(axes, split, cat, t);
+    backend.communicator().allToAll(axes, split, cat, t);
     check((name("all_to_all", axes) + " split " + std::to_string(split) +
            " concat " + std::to_string(cat))
               .c_str(),
@@ -248,6 +250,100 @@ void testEntryPoint(parcrt_context &ctx) {
   }
 }
 
+/// Descriptors of an f32 vector of `count` elements at element `offset` of
+/// the arena.
+std::vector<int64_t> vectorDescriptor(int64_t offset, int64_t count) {
+  std::vector<int64_t> words(PARCRT_TENSOR_WORDS, 0);
+  words[0] = offset * static_cast<int64_t>(sizeof(float));
+  words[1] = PARCRT_F32;
+  words[2] = 1;
+  words[3] = count;
+  return words;
+}
+
+/// Sends `values` to the rank at `coordinate` along `axis` on `channel`.
+void sendValues(parcrt_context &ctx, std::vector<float> &arena,
+                const std::vector<float> &values, int64_t axis,
+                int64_t coordinate, int64_t channel) {
+  arena.assign(values.begin(), values.end());
+  ctx.arena = reinterpret_cast<uint8_t *>(arena.data());
+  std::vector<int64_t> tensor = vectorDescriptor(0, values.size());
+  int64_t ints[] = {axis, coordinate, channel};
+  parcrt_send(&ctx, tensor.data(), ints, nullptr);
+  // The buffered send copied the tensor: the arena may change at once.
+  arena.assign(values.size(), -1.0f);
+}
+
+std::vector<float> recvValues(parcrt_context &ctx, std::vector<float> &arena,
+                              int64_t count, int64_t axis, int64_t coordinate,
+                              int64_t channel) {
+  arena.assign(count, 0.0f);
+  ctx.arena = reinterpret_cast<uint8_t *>(arena.data());
+  std::vector<int64_t> tensor = vectorDescriptor(0, count);
+  int64_t ints[] = {axis, coordinate, channel};
+  parcrt_recv(&ctx, tensor.data(), ints, nullptr);
+  return arena;
+}
+
+/// `count` values identifying message `tag` of `rank`.
+std::vector<float> message(int rank, int tag, int64_t count) {
+  std::vector<float> values(count);
+  for (int64_t n = 0; n < count; ++n)
+    values[n] = static_cast<float>(1000 * rank + 100 * tag + n % 97);
+  return values;
+}
+
+void expectMessage(const std::string &what, const std::vector<float> &actual,
+                   const std::vector<float> &expected, int rank) {
+  if (actual == expected)
+    return;
+  ++failures;
+  std::fprintf(stderr, "rank %d: %s: wrong message (first value %g, not %g)\n",
+               rank, what.c_str(), actual.empty() ? -1.0 : actual[0],
+               expected[0]);
+}
+
+void testPointToPoint(parcrt_context &ctx) {
+  const MeshInfo &mesh = ctx.mesh;
+  int rank = mesh.rank;
+  std::vector<float> arena;
+  for (int axis : {0, 1}) {
+    int64_t size = mesh.axisSizes[axis], at = mesh.coordinate(axis);
+    int64_t next = (at + 1) % size, previous = (at + size - 1) % size;
+    int from = mesh.peer(axis, previous);
+    std::string where = " along " + mesh.axisNames[axis];
+    // A ring shift where every rank sends before it receives: buffered
+    // sends (large enough for MPI's rendezvous protocol) must not deadlock.
+    int64_t large = 1 << 18;
+    sendValues(ctx, arena, message(rank, 0, large), axis, next, 0);
+    expectMessage("ring shift" + where,
+                  recvValues(ctx, arena, large, axis, previous, 0),
+                  message(from, 0, large), rank);
+    // Two messages on one channel arrive in order.
+    sendValues(ctx, arena, message(rank, 1, 5), axis, next, 7);
+    sendValues(ctx, arena, message(rank, 2, 5), axis, next, 7);
+    for (int tag : {1, 2})
+      expectMessage("message " + std::to_string(tag) + " on one channel" +
+                        where,
+                    recvValues(ctx, arena, 5, axis, previous, 7),
+                    message(from, tag, 5), rank);
+    // Channels are separate streams: received in the opposite order.
+    sendValues(ctx, arena, message(rank, 3, 3), axis, next, 1);
+    sendValues(ctx, arena, message(rank, 4, 3), axis, next, 2);
+    expectMessage("channel 2" + where,
+                  recvValues(ctx, arena, 3, axis, previous, 2),
+                  message(from, 4, 3), rank);
+    expectMessage("channel 1" + where,
+                  recvValues(ctx, arena, 3, axis, previous, 1),
+                  message(from, 3, 3), rank);
+    // To this rank itself.
+    sendValues(ctx, arena, message(rank, 5, 4), axis, at, 3);
+    expectMessage("self-send" + where, recvValues(ctx, arena, 4, axis, at, 3),
+                  message(rank, 5, 4), rank);
+  }
+  ctx.backend->communicator().synchronize(ctx.watchdog);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -264,9 +360,10 @@ int main(int argc, char **argv) {
   }
   MeshInfo mesh{{"dp", "tp"}, {2, 2}, rank};
   bool watchdog = argc > 1 && std::strcmp(argv[1], "--watchdog") == 0;
+  bool watchdogRecv = argc > 1 && std::strcmp(argv[1], "--watchdog-recv") == 0;
   {
     std::unique_ptr<Backend> backend = createCpuBackend(mesh);
-    Watchdog guard(mesh, watchdog ? 1.0 : 30.0);
+    Watchdog guard(mesh, watchdog || watchdogRecv ? 1.0 : 30.0);
     parcrt_context ctx;
     ctx.backend = backend.get();
     ctx.mesh = mesh;
@@ -281,10 +378,22 @@ int main(int argc, char **argv) {
       MPI_Finalize();
       return 1;
     }
+    if (watchdogRecv) {
+      // Rank 1 (dp 0, tp 1) waits for rank 0 (tp 0), which never sends.
+      std::vector<float> arena;
+      if (rank == 1)
+        recvValues(ctx, arena, 4, /*axis=*/1, /*coordinate=*/0, 3);
+      else
+        std::this_thread::sleep_for(std::chrono::seconds(20));
+      std::fprintf(stderr, "rank %d: the watchdog did not fire\n", rank);
+      MPI_Finalize();
+      return 1;
+    }
     for (const std::vector<int> &axes :
          {std::vector<int>{0}, {1}, {0, 1}, {1, 0}, {}})
       testAxes(*backend, mesh, axes);
     testEntryPoint(ctx);
+    testPointToPoint(ctx);
   }
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -3,7 +3,8 @@
 // The C entry points of parcrt.h decode their static descriptors into
 // TensorRefs (data = arena + offset) and forward to the context's backend:
 // `cpu` (OpenBLAS, MPI) or `cuda` (cuBLAS, own kernels, NCCL). A backend
-// owns the arena's memory and the communicators of its mesh groups.
+// owns the arena's memory and its Communicator: the collectives of its mesh
+// groups and point-to-point messages between ranks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +56,44 @@ struct MeshInfo {
   int peer(int axis, int64_t coordinate) const;
 };
 
+class Watchdog;
+
+/// One rank's communication: collectives over the group of mesh axes `axes`
+/// (t = {operand, result}) and point-to-point messages with world ranks.
+class Communicator {
+public:
+  virtual ~Communicator();
+
+  /// Elementwise sum or max over the group.
+  virtual void allReduce(const std::vector<int> &axes, bool max,
+                         const TensorRef *t) = 0;
+  /// The members' operands joined along `dim` in group order.
+  virtual void allGather(const std::vector<int> &axes, int64_t dim,
+                         const TensorRef *t) = 0;
+  /// Chunk indexInGroup (along `dim`) of the group's sum.
+  virtual void reduceScatter(const std::vector<int> &axes, int64_t dim,
+                             const TensorRef *t) = 0;
+  /// Member q receives chunk q (along `splitDim`) of every member, joined
+  /// along `concatDim` in group order.
+  virtual void allToAll(const std::vector<int> &axes, int64_t splitDim,
+                        int64_t concatDim, const TensorRef *t) = 0;
+
+  /// Sends `t` to world rank `peer` (this rank included) on `channel`;
+  /// messages between one pair on one channel arrive in order. `t`'s memory
+  /// may be reused once this returns. On cpu the send is buffered: it
+  /// returns before the peer receives, and synchronize() completes it. On
+  /// cuda it is stream-ordered and completes only once the peer posts the
+  /// matching recv, so the ranks' schedules must order their point-to-point
+  /// calls consistently (see NcclCommunicator.h).
+  virtual void send(int peer, int64_t channel, const TensorRef &t) = 0;
+  /// Receives the next message from `peer` on `channel` into `t` (in stream
+  /// order on cuda). A message of another byte size is a fatal error.
+  virtual void recv(int peer, int64_t channel, const TensorRef &t) = 0;
+  /// Completes every pending send and queued communication. `watchdog` (may
+  /// be null) brackets the wait for each send, naming its peer and channel.
+  virtual void synchronize(Watchdog *watchdog) = 0;
+};
+
 /// One rank's compute and communication. Every op method receives the op's
 /// operands then results in `t`, and its attributes as parcrt.h lists them.
 class Backend {
@@ -67,8 +106,10 @@ public:
   virtual void release(void *memory) = 0;
   virtual void toArena(void *dst, const void *src, size_t bytes) = 0;
   virtual void fromArena(void *dst, const void *src, size_t bytes) = 0;
-  /// Waits until all queued work of this rank has finished.
+  /// Waits until all queued work of this rank has finished, pending sends
+  /// included.
   virtual void synchronize() = 0;
+  virtual Communicator &communicator() = 0;
 
   // Elementwise and activations.
   /// op is '+', '-', '*', '/' or '^' (power).
@@ -138,15 +179,8 @@ public:
   virtual void sgdUpdate(const TensorRef *t, double lr, double momentum);
   virtual void clipCoefficient(const TensorRef *t, double maxNorm);
 
-  // Collectives over the group of mesh axes `axes`.
-  virtual void allReduce(const std::vector<int> &axes, bool max,
-                         const TensorRef *t) = 0;
-  virtual void allGather(const std::vector<int> &axes, int64_t dim,
-                         const TensorRef *t) = 0;
-  virtual void reduceScatter(const std::vector<int> &axes, int64_t dim,
-                             const TensorRef *t) = 0;
-  virtual void allToAll(const std::vector<int> &axes, int64_t splitDim,
-                        int64_t concatDim, const TensorRef *t) = 0;
+  // Local ops over the group of mesh axes `axes` (no communication; the
+  // collectives are communicator()'s).
   virtual void allSlice(const std::vector<int> &axes, int64_t dim,
                         const TensorRef *t) = 0;
   virtual void axisIndex(const std::vector<int> &axes,

@@ -169,6 +169,14 @@ void parcrt_all_to_all(parcrt_context *, const int64_t *, const int64_t *, const
 void parcrt_all_slice(parcrt_context *, const int64_t *, const int64_t *, const double *);
 void parcrt_axis_index(parcrt_context *, const int64_t *, const int64_t *, const double *);
 
+/* Point-to-point with the rank that agrees with this one on every mesh
+   axis but `axis`, where its coordinate is `coordinate` (a pipeline stage).
+   Messages between one pair on one channel arrive in order.
+   parcrt_send: operand: the tensor. parcrt_recv: result: the tensor.
+   ints: [axis, coordinate, channel] */
+void parcrt_send(parcrt_context *, const int64_t *, const int64_t *, const double *);
+void parcrt_recv(parcrt_context *, const int64_t *, const int64_t *, const double *);
+
 #ifdef __cplusplus
 }
 #endif

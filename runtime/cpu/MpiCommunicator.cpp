@@ -1,26 +1,43 @@
-//===- MpiCollectives.cpp - the cpu backend's collectives over MPI --------===//
+//===- MpiCommunicator.cpp - the cpu backend's communication over MPI -----===//
 
-#include "cpu/MpiCollectives.h"
+#include "cpu/MpiCommunicator.h"
 
 #include "core/Fatal.h"
+#include "core/Watchdog.h"
 #include "cpu/Blocks.h"
 
+#include <cstring>
 #include <string>
 
 using namespace parcrt;
 using namespace parcrt::cpu;
 
-MpiCollectives::~MpiCollectives() {
+MpiCommunicator::MpiCommunicator(const MeshInfo &mesh) : mesh(mesh) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized)
+    return;
+  MPI_Comm_dup(MPI_COMM_WORLD, &pointToPoint);
+  int *upperBound = nullptr, flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upperBound, &flag);
+  if (flag && upperBound)
+    tagUpperBound = *upperBound;
+}
+
+MpiCommunicator::~MpiCommunicator() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized)
     return;
+  synchronize(nullptr);
   for (auto &[axes, comm] : communicators)
     if (comm != MPI_COMM_SELF)
       MPI_Comm_free(&comm);
+  if (pointToPoint != MPI_COMM_NULL)
+    MPI_Comm_free(&pointToPoint);
 }
 
-MPI_Comm MpiCollectives::communicator(const std::vector<int> &axes) {
+MPI_Comm MpiCommunicator::communicator(const std::vector<int> &axes) {
   auto it = communicators.find(axes);
   if (it != communicators.end())
     return it->second;
@@ -59,16 +76,16 @@ static MPI_Datatype reducible(const char *op, parcrt_dtype dtype) {
   }
 }
 
-void MpiCollectives::allReduce(const std::vector<int> &axes, bool max,
-                               const TensorRef *t) {
+void MpiCommunicator::allReduce(const std::vector<int> &axes, bool max,
+                                const TensorRef *t) {
   MPI_Datatype type = reducible("all_reduce", t[0].dtype);
   const void *send = t[0].data == t[1].data ? MPI_IN_PLACE : t[0].data;
   MPI_Allreduce(send, t[1].data, static_cast<int>(t[1].numElements()), type,
                 max ? MPI_MAX : MPI_SUM, communicator(axes));
 }
 
-void MpiCollectives::allGather(const std::vector<int> &axes, int64_t dim,
-                               const TensorRef *t) {
+void MpiCommunicator::allGather(const std::vector<int> &axes, int64_t dim,
+                                const TensorRef *t) {
   const TensorRef &in = t[0], &out = t[1];
   int count = static_cast<int>(mesh.group(axes).size());
   int bytes = static_cast<int>(in.bytes());
@@ -89,8 +106,8 @@ void MpiCollectives::allGather(const std::vector<int> &axes, int64_t dim,
                  innerBytes(in, dim));
 }
 
-void MpiCollectives::reduceScatter(const std::vector<int> &axes, int64_t dim,
-                                   const TensorRef *t) {
+void MpiCommunicator::reduceScatter(const std::vector<int> &axes, int64_t dim,
+                                    const TensorRef *t) {
   MPI_Datatype type = reducible("reduce_scatter", t[0].dtype);
   const TensorRef &in = t[0], &out = t[1];
   int count = static_cast<int>(mesh.group(axes).size());
@@ -108,8 +125,8 @@ void MpiCollectives::reduceScatter(const std::vector<int> &axes, int64_t dim,
                            communicator(axes));
 }
 
-void MpiCollectives::allToAll(const std::vector<int> &axes, int64_t splitDim,
-                              int64_t concatDim, const TensorRef *t) {
+void MpiCommunicator::allToAll(const std::vector<int> &axes, int64_t splitDim,
+                               int64_t concatDim, const TensorRef *t) {
   const TensorRef &in = t[0], &out = t[1];
   int count = static_cast<int>(mesh.group(axes).size());
   // Every chunk has the input's shape with splitDim divided by the count.
@@ -130,4 +147,49 @@ void MpiCollectives::allToAll(const std::vector<int> &axes, int64_t splitDim,
     copyAlongDim(receive.data() + member * chunkBytes, length, 0, out.data,
                  out.shape[concatDim], member * length, length,
                  outerCount(chunk, concatDim), innerBytes(chunk, concatDim));
+}
+
+int MpiCommunicator::tag(int64_t channel) const {
+  if (pointToPoint == MPI_COMM_NULL)
+    fatal("send/recv: MPI is not initialized");
+  if (channel < 0 || channel > tagUpperBound)
+    fatal("send/recv: channel " + std::to_string(channel) +
+          " is outside the MPI tags [0, " + std::to_string(tagUpperBound) +
+          "]");
+  return static_cast<int>(channel);
+}
+
+void MpiCommunicator::send(int peer, int64_t channel, const TensorRef &t) {
+  // A staging copy lets the caller reuse t's arena memory at once; the
+  // receiver need not have posted its receive (pipeline schedules send to
+  // both neighbours before receiving).
+  int mpiTag = tag(channel);
+  pending.push_back({peer, channel, std::vector<uint8_t>(t.bytes()), {}});
+  PendingSend &message = pending.back();
+  std::memcpy(message.staging.data(), t.data, message.staging.size());
+  MPI_Isend(message.staging.data(), static_cast<int>(message.staging.size()),
+            MPI_BYTE, peer, mpiTag, pointToPoint, &message.request);
+}
+
+void MpiCommunicator::recv(int peer, int64_t channel, const TensorRef &t) {
+  // A matched probe reads the size of exactly the message it then receives.
+  MPI_Message message;
+  MPI_Status status;
+  MPI_Mprobe(peer, tag(channel), pointToPoint, &message, &status);
+  int bytes = 0;
+  MPI_Get_count(&status, MPI_BYTE, &bytes);
+  if (static_cast<size_t>(bytes) != t.bytes())
+    fatal("recv from rank " + std::to_string(peer) + " (channel " +
+          std::to_string(channel) + "): the message has " +
+          std::to_string(bytes) + " bytes, the tensor " +
+          std::to_string(t.bytes()));
+  MPI_Mrecv(t.data, bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+}
+
+void MpiCommunicator::synchronize(Watchdog *watchdog) {
+  for (PendingSend &message : pending) {
+    Watched watched(watchdog, "send to", message.peer, message.channel);
+    MPI_Wait(&message.request, MPI_STATUS_IGNORE);
+  }
+  pending.clear();
 }
