@@ -13,11 +13,14 @@ def Dist_CommunicationOpInterface : OpInterface<"CommunicationOpInterface"> {
     each rank (the all-reduced tensor, the gathered result); the traffic is
     what each rank sends in the bandwidth-optimal (ring) algorithm:
     all_reduce 2(n-1)/n of the buffer, all_gather, reduce_scatter and
-    all_to_all (n-1)/n, all_slice nothing.
+    all_to_all (n-1)/n, all_slice nothing; a send its tensor, the matching
+    receive nothing (the message is counted once).
   }];
   let methods = [
-    InterfaceMethod<"The mesh axes whose ranks form the group.",
-      "::mlir::ArrayAttr", "getGroupAxes", (ins), [{
+    InterfaceMethod<[{
+        The mesh axes whose ranks form the group (of a point-to-point op:
+        the axis its peer lies on).
+      }], "::mlir::ArrayAttr", "getGroupAxes", (ins), [{}], [{
         return $_op.getAxes();
       }]>,
     InterfaceMethod<"Bytes of the full tensor on each rank.",

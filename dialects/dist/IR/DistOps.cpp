@@ -246,12 +246,33 @@ LogicalResult AxisIndexOp::verify() {
   return verifyGroup(*this, getMeshAttr(), getAxes());
 }
 
+/// A point-to-point op's axis exists and its peer coordinate lies on it.
+static LogicalResult verifyPointToPoint(Operation *op, FlatSymbolRefAttr meshName,
+                                        StringRef axis, int64_t peer,
+                                        int64_t channel) {
+  MeshOp mesh = lookupMesh(op, meshName);
+  if (!mesh)
+    return op->emitOpError("refers to unknown mesh ") << meshName;
+  std::optional<int64_t> size = mesh.getAxisSize(axis);
+  if (!size)
+    return op->emitOpError("unknown axis '")
+           << axis << "' of mesh @" << mesh.getSymName();
+  if (peer < 0 || peer >= *size)
+    return op->emitOpError("peer coordinate ")
+           << peer << " is outside axis '" << axis << "' of size " << *size;
+  if (channel < 0 || channel > std::numeric_limits<int32_t>::max())
+    return op->emitOpError("channel ") << channel << " is not in [0, 2^31)";
+  return success();
+}
+
 LogicalResult SendOp::verify() {
-  return verifyGroup(*this, getMeshAttr(), getAxes());
+  return verifyPointToPoint(*this, getMeshAttr(), getAxis(), getPeer(),
+                            getChannel());
 }
 
 LogicalResult RecvOp::verify() {
-  return verifyGroup(*this, getMeshAttr(), getAxes());
+  return verifyPointToPoint(*this, getMeshAttr(), getAxis(), getPeer(),
+                            getChannel());
 }
 
 //===----------------------------------------------------------------------===//
@@ -313,6 +334,18 @@ int64_t AllSliceOp::getBufferBytes() { return 0; }
 double AllSliceOp::getTrafficBytes(int64_t) { return 0; }
 int64_t AxisIndexOp::getBufferBytes() { return 0; }
 double AxisIndexOp::getTrafficBytes(int64_t) { return 0; }
+
+// A message crosses the link once: the send counts it, the receive not.
+ArrayAttr SendOp::getGroupAxes() {
+  return ArrayAttr::get(getContext(), {getAxisAttr()});
+}
+int64_t SendOp::getBufferBytes() { return bytesOf(getInput().getType()); }
+double SendOp::getTrafficBytes(int64_t) { return getBufferBytes(); }
+ArrayAttr RecvOp::getGroupAxes() {
+  return ArrayAttr::get(getContext(), {getAxisAttr()});
+}
+int64_t RecvOp::getBufferBytes() { return bytesOf(getType()); }
+double RecvOp::getTrafficBytes(int64_t) { return 0; }
 
 #include "dist/IR/DistInterfaces.cpp.inc"
 

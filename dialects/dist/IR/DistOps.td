@@ -119,34 +119,41 @@ def Dist_AxisIndexOp : Dist_CollectiveOp<"axis_index"> {
   let assemblyFormat = "`on` $mesh $axes attr-dict `:` type($result)";
 }
 
-def Dist_SendOp : Dist_Op<"send", [MemoryEffects<[MemWrite]>]> {
-  let summary = "sends a tensor to the rank `shift` steps along the axes";
-  let description = [{
-    Along the linearized coordinate c over `axes`, rank c sends to rank
-    c + shift; ranks whose target falls outside the group send nothing.
-    The matching `dist.recv` has the opposite shift.
-  }];
-  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrArrayAttr:$axes, I64Attr:$shift);
-  let assemblyFormat = [{
-    $input `on` $mesh $axes `shift` `=` $shift attr-dict `:` type($input)
-  }];
+// Point-to-point between pipeline stages. The peer agrees with this rank on
+// every mesh axis but `axis`, where its coordinate is `peer`. Messages from
+// one rank to another on one `channel` arrive in the order they were sent.
+// A send does not wait for its receive (the runtime buffers it), so a static
+// schedule deadlocks only if a receive waits for a send that follows it in
+// the sender's program. Both have memory effects, which keeps them in
+// program order: the program order is the ordering token.
+class Dist_PointToPointOp<string mnemonic, list<Trait> traits = []>
+    : Dist_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<Dist_CommunicationOpInterface,
+                                  ["getGroupAxes"]>])> {
   let hasVerifier = 1;
 }
 
-def Dist_RecvOp : Dist_Op<"recv", [MemoryEffects<[MemRead]>]> {
-  let summary = "receives the tensor sent by the rank `shift` steps along the axes";
-  let description = [{
-    Rank c receives from rank c + shift; a rank whose source falls outside
-    the group receives zeros.
+def Dist_SendOp : Dist_PointToPointOp<"send",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "sends a tensor to the rank at another coordinate of one axis";
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrAttr:$axis, I64Attr:$peer, I64Attr:$channel);
+  let assemblyFormat = [{
+    $input `to` $mesh `[` $axis `=` $peer `]` `channel` $channel attr-dict
+    `:` type($input)
   }];
-  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
-                       I64Attr:$shift);
+}
+
+def Dist_RecvOp : Dist_PointToPointOp<"recv",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "receives the tensor the rank at another coordinate sent";
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrAttr:$axis, I64Attr:$peer,
+                       I64Attr:$channel);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    `on` $mesh $axes `shift` `=` $shift attr-dict `:` type($result)
+    `from` $mesh `[` $axis `=` $peer `]` `channel` $channel attr-dict
+    `:` type($result)
   }];
-  let hasVerifier = 1;
 }
 
 #endif // DIST_IR_DISTOPS_TD

@@ -78,3 +78,30 @@ func.func @constraint(%x: tensor<6xf32>) {
   %0 = dist.constraint %x : tensor<6xf32> to #dist.sharding<@mesh, [[tp]]>
   return
 }
+
+// -----
+
+dist.mesh @mesh axes = [pp = 2, dp = 2]
+func.func @send_peer(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.send' op peer coordinate 2 is outside axis 'pp' of size 2}}
+  dist.send %x to @mesh["pp" = 2] channel 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh axes = [pp = 2, dp = 2]
+func.func @recv_axis() -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.recv' op unknown axis 'stage' of mesh @mesh}}
+  %0 = dist.recv from @mesh["stage" = 0] channel 0 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @mesh axes = [pp = 2]
+func.func @recv_channel() -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.recv' op channel -1 is not in [0, 2^31)}}
+  %0 = dist.recv from @mesh["pp" = 0] channel -1 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -25,9 +25,9 @@ func.func @collectives(%x: tensor<4x8x16xf32> {dist.sharding = #dist.sharding<@m
   %6 = dist.axis_index on @mesh ["dp", "tp"] : tensor<i64>
   // CHECK: dist.constraint %{{.*}} : tensor<4x8xf32> to <@mesh, {{\[\[}}tp], []]>
   %7 = dist.constraint %p : tensor<4x8xf32> to #dist.sharding<@mesh, [[tp], []]>
-  // CHECK: dist.send %{{.*}} on @mesh ["dp"] shift = 1 : tensor<4x8xf32>
-  dist.send %p on @mesh ["dp"] shift = 1 : tensor<4x8xf32>
-  // CHECK: dist.recv on @mesh ["dp"] shift = -1 : tensor<4x8xf32>
-  %8 = dist.recv on @mesh ["dp"] shift = -1 : tensor<4x8xf32>
+  // CHECK: dist.send %{{.*}} to @mesh["dp" = 1] channel 3 : tensor<4x8xf32>
+  dist.send %p to @mesh["dp" = 1] channel 3 : tensor<4x8xf32>
+  // CHECK: dist.recv from @mesh["dp" = 0] channel 3 : tensor<4x8xf32>
+  %8 = dist.recv from @mesh["dp" = 0] channel 3 : tensor<4x8xf32>
   return
 }
