@@ -62,11 +62,11 @@ struct CollectiveModel
 struct AllReduceModel
     : CollectiveModel<AllReduceModel, mlir::dist::AllReduceOp> {
   LogicalResult evaluateOnMesh(Operation *op, const MeshLayout &mesh,
-                               RankOperands operands,
+                               ArrayRef<int64_t> ranks, RankOperands operands,
                                RankResults results) const {
     auto allReduce = cast<mlir::dist::AllReduceOp>(op);
     bool max = allReduce.getReduction() == mlir::dist::ReductionKind::Max;
-    for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank)
+    for (int64_t rank : ranks)
       results[rank][0] = combine(mesh, operands, rank,
                                  axisNames(allReduce.getAxes()), max);
     return success();
@@ -76,10 +76,10 @@ struct AllReduceModel
 struct AllGatherModel
     : CollectiveModel<AllGatherModel, mlir::dist::AllGatherOp> {
   LogicalResult evaluateOnMesh(Operation *op, const MeshLayout &mesh,
-                               RankOperands operands,
+                               ArrayRef<int64_t> ranks, RankOperands operands,
                                RankResults results) const {
     auto gather = cast<mlir::dist::AllGatherOp>(op);
-    for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank) {
+    for (int64_t rank : ranks) {
       SmallVector<Tensor> parts;
       for (int64_t member : mesh.getGroup(rank, axisNames(gather.getAxes())))
         parts.push_back(*operands[member][0]);
@@ -92,11 +92,11 @@ struct AllGatherModel
 struct ReduceScatterModel
     : CollectiveModel<ReduceScatterModel, mlir::dist::ReduceScatterOp> {
   LogicalResult evaluateOnMesh(Operation *op, const MeshLayout &mesh,
-                               RankOperands operands,
+                               ArrayRef<int64_t> ranks, RankOperands operands,
                                RankResults results) const {
     auto scatter = cast<mlir::dist::ReduceScatterOp>(op);
     SmallVector<StringRef> axes = axisNames(scatter.getAxes());
-    for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank)
+    for (int64_t rank : ranks)
       results[rank][0] =
           chunk(combine(mesh, operands, rank, axes, /*max=*/false),
                 scatter.getDim(), mesh.getGroupSize(axes),
@@ -107,11 +107,11 @@ struct ReduceScatterModel
 
 struct AllSliceModel : CollectiveModel<AllSliceModel, mlir::dist::AllSliceOp> {
   LogicalResult evaluateOnMesh(Operation *op, const MeshLayout &mesh,
-                               RankOperands operands,
+                               ArrayRef<int64_t> ranks, RankOperands operands,
                                RankResults results) const {
     auto slice = cast<mlir::dist::AllSliceOp>(op);
     SmallVector<StringRef> axes = axisNames(slice.getAxes());
-    for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank)
+    for (int64_t rank : ranks)
       results[rank][0] =
           chunk(*operands[rank][0], slice.getDim(), mesh.getGroupSize(axes),
                 mesh.getIndexInGroup(rank, axes));
@@ -121,12 +121,12 @@ struct AllSliceModel : CollectiveModel<AllSliceModel, mlir::dist::AllSliceOp> {
 
 struct AllToAllModel : CollectiveModel<AllToAllModel, mlir::dist::AllToAllOp> {
   LogicalResult evaluateOnMesh(Operation *op, const MeshLayout &mesh,
-                               RankOperands operands,
+                               ArrayRef<int64_t> ranks, RankOperands operands,
                                RankResults results) const {
     auto allToAll = cast<mlir::dist::AllToAllOp>(op);
     SmallVector<StringRef> axes = axisNames(allToAll.getAxes());
     int64_t count = mesh.getGroupSize(axes);
-    for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank) {
+    for (int64_t rank : ranks) {
       // Member q contributes its chunk for this rank, in group order.
       int64_t index = mesh.getIndexInGroup(rank, axes);
       SmallVector<Tensor> parts;
@@ -142,9 +142,10 @@ struct AllToAllModel : CollectiveModel<AllToAllModel, mlir::dist::AllToAllOp> {
 struct AxisIndexModel
     : CollectiveModel<AxisIndexModel, mlir::dist::AxisIndexOp> {
   LogicalResult evaluateOnMesh(Operation *op, const MeshLayout &mesh,
-                               RankOperands, RankResults results) const {
+                               ArrayRef<int64_t> ranks, RankOperands,
+                               RankResults results) const {
     auto axisIndex = cast<mlir::dist::AxisIndexOp>(op);
-    for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank)
+    for (int64_t rank : ranks)
       results[rank][0].values[0] =
           mesh.getIndexInGroup(rank, axisNames(axisIndex.getAxes()));
     return success();

@@ -27,13 +27,23 @@ FailureOr<SmallVector<Tensor>> evaluateFunction(func::FuncOp func,
                                                 ArrayRef<Tensor> arguments,
                                                 Precision precision);
 
-/// Evaluates a partitioned function on every rank of `mesh` in lock step,
-/// with exact collectives. `rankArguments[r]` are rank r's local arguments;
-/// returns each rank's local results.
+/// Evaluates a partitioned function on every rank of `mesh` with exact
+/// collectives. `rankArguments[r]` are rank r's local arguments; returns
+/// each rank's local results.
 FailureOr<SmallVector<SmallVector<Tensor>>>
 evaluateOnMesh(func::FuncOp func, const MeshLayout &mesh,
                ArrayRef<SmallVector<Tensor>> rankArguments,
                Precision precision);
+
+/// Evaluates `rankFunctions[r]` on rank r of `mesh` (pipeline stages run
+/// different functions): ranks meet at collectives over their groups and
+/// exchange point-to-point messages through channels, a receive waiting for
+/// its message as the compiled programs do. Fails on a deadlock with a
+/// diagnostic naming where every rank waits.
+FailureOr<SmallVector<SmallVector<Tensor>>>
+evaluateRanks(ArrayRef<func::FuncOp> rankFunctions, const MeshLayout &mesh,
+              ArrayRef<SmallVector<Tensor>> rankArguments,
+              Precision precision);
 
 } // namespace mlir::parc::interp
 
