@@ -1,11 +1,12 @@
 //===- Main.cpp - the main() of every compiled per-rank program -----------===//
 //
 // Linked with a generated object that defines parc_program_json and
-// parc_program_step. Every rank parses the same flags and program, loads its
+// parc_program_step. Every rank parses the flags and its executable's
+// program (the same on every rank, or one per pipeline stage), loads its
 // slice of the arguments into the arena, runs the steps (feeding results
 // named like arguments back into them: a training step's params and
-// optimizer state), and rank 0 prints and writes the gathered results.
-// Errors end every rank with exit code 1.
+// optimizer state), and rank 0 prints and writes the gathered results of
+// every stage. Errors end every rank with exit code 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -163,13 +164,31 @@ bool loadArguments(const Program &program, const MeshInfo &mesh,
   return true;
 }
 
-void printSummary(const BoundaryTensor &result,
-                  const std::vector<double> &values) {
-  if (result.globalShape.empty()) {
+/// Why `mesh.rank` may not run this executable's pipeline stage: its
+/// coordinate on the stage axis must be the stage's index. Empty when it may
+/// (or the program is SPMD).
+std::string stageMismatch(const Program &program, const MeshInfo &mesh) {
+  if (!program.stage)
+    return "";
+  const PipelineStage &stage = *program.stage;
+  int64_t coordinate = mesh.coordinate(stage.axis);
+  if (coordinate == stage.index)
+    return "";
+  return "rank " + std::to_string(mesh.rank) + " has coordinate " +
+         std::to_string(coordinate) + " on the pipeline axis '" +
+         program.axisNames[stage.axis] + "' but runs the executable of stage " +
+         std::to_string(stage.index) + " of " + std::to_string(stage.count) +
+         " (launch the stages in order: mpirun -np N stage0 : -np N stage1 "
+         "...)";
+}
+
+void printSummary(const GatheredResult &result) {
+  const std::vector<double> &values = result.values;
+  if (result.shape.empty()) {
     std::printf("%s = %.6g\n", result.name.c_str(), values[0]);
     return;
   }
-  std::string type = typeString(result.globalShape, result.dtype);
+  std::string type = typeString(result.shape, result.dtype);
   if (values.empty()) {
     std::printf("%s: tensor<%s> (empty)\n", result.name.c_str(), type.c_str());
     return;
@@ -208,16 +227,20 @@ int run(int argc, char **argv, int rank, int size) {
   std::optional<Program> program = parseProgram(parc_program_json, &error);
   if (!allSucceeded(program.has_value(), error, rank, size))
     return 1;
-  if (size != program->numRanks()) {
-    if (rank == 0)
-      std::fprintf(stderr,
-                   "parc: this program runs on %lld ranks (mesh %s) but was "
-                   "launched on %d\n",
-                   static_cast<long long>(program->numRanks()),
-                   program->meshDescription().c_str(), size);
+  // Collective even though every rank fails alike: the executables of a
+  // pipeline must stay in step.
+  if (!allSucceeded(size == program->numRanks(),
+                    "this program runs on " +
+                        std::to_string(program->numRanks()) + " ranks (mesh " +
+                        program->meshDescription() + ") but was launched on " +
+                        std::to_string(size),
+                    rank, size))
     return 1;
-  }
   MeshInfo mesh{program->axisNames, program->axisSizes, rank};
+  std::string mismatch = stageMismatch(*program, mesh);
+  if (!allSucceeded(mismatch.empty(), mismatch, rank, size))
+    return 1;
+  ResultGather gather(*program, mesh);
   // Results named like arguments (updated params, optimizer state, the step
   // counter) are the next step's arguments.
   std::vector<Feedback> feedback;
@@ -257,6 +280,13 @@ int run(int argc, char **argv, int rank, int size) {
   // Step times exclude the per-step printing; the first step warms caches
   // and communicators and is left out of the mean when there are others.
   double measuredSeconds = 0;
+  // Scalars that feed back (a step counter) are state, not metrics.
+  std::vector<size_t> metrics, allResults;
+  for (size_t i = 0; i < program->results.size(); ++i) {
+    allResults.push_back(i);
+    if (program->results[i].globalShape.empty() && !feedsBack(feedback, i))
+      metrics.push_back(i);
+  }
   for (int64_t step = 1; step <= options.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     parc_program_step(&context);
@@ -271,16 +301,9 @@ int run(int argc, char **argv, int rank, int size) {
       measuredSeconds += std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
-    // Scalars that feed back (a step counter) are state, not metrics.
-    for (size_t i = 0; i < program->results.size(); ++i) {
-      const BoundaryTensor &result = program->results[i];
-      if (!result.globalShape.empty() || feedsBack(feedback, i))
-        continue;
-      std::vector<double> value = gatherResult(result, mesh, *backend, arena);
-      if (rank == 0)
-        std::printf("step %lld: %s = %.6g\n", static_cast<long long>(step),
-                    result.name.c_str(), value[0]);
-    }
+    for (const GatheredResult &metric : gather.gather(metrics, *backend, arena))
+      std::printf("step %lld: %s = %.6g\n", static_cast<long long>(step),
+                  metric.name.c_str(), metric.values[0]);
     if (rank == 0)
       std::fflush(stdout);
   }
@@ -292,13 +315,12 @@ int run(int argc, char **argv, int rank, int size) {
                 static_cast<long long>(measuredSteps));
 
   SafetensorsWriter writer;
-  for (const BoundaryTensor &result : program->results) {
-    std::vector<double> values = gatherResult(result, mesh, *backend, arena);
-    if (rank != 0)
-      continue;
-    printSummary(result, values);
-    writer.add(result.name, fileDType(result.dtype), result.globalShape,
-               values.data());
+  std::vector<GatheredResult> results =
+      gather.gather(allResults, *backend, arena);
+  for (const GatheredResult &result : results) {
+    printSummary(result);
+    writer.add(result.name, fileDType(result.dtype), result.shape,
+               result.values.data());
   }
   std::fflush(stdout);
   backend->release(arena);

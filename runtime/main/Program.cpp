@@ -256,6 +256,53 @@ static void readArgument(FieldReader &reader, const json &entry,
   }
 }
 
+/// Reads "stage" and checks it against the mesh: the stage axis is the
+/// pipeline's, so no tensor of the stage may be split or summed over it.
+static void readStage(FieldReader &reader, const json &entry,
+                      Program &program) {
+  PipelineStage stage;
+  std::string axisName;
+  if (const json *axis = reader.field(entry, "stage", "axis"))
+    axisName = reader.string(*axis, "stage.axis");
+  if (const json *index = reader.field(entry, "stage", "index"))
+    stage.index = reader.integer(*index, "stage.index");
+  if (const json *count = reader.field(entry, "stage", "count"))
+    stage.count = reader.integer(*count, "stage.count");
+  if (!reader.ok())
+    return;
+  auto it =
+      std::find(program.axisNames.begin(), program.axisNames.end(), axisName);
+  if (it == program.axisNames.end()) {
+    reader.fail("stage.axis", "'" + axisName + "' is not an axis of the mesh");
+    return;
+  }
+  stage.axis = static_cast<int>(it - program.axisNames.begin());
+  if (stage.count != program.axisSizes[stage.axis])
+    reader.fail("stage.count",
+                "is " + std::to_string(stage.count) + ", but mesh axis '" +
+                    axisName + "' has size " +
+                    std::to_string(program.axisSizes[stage.axis]));
+  if (stage.index < 0 || stage.index >= stage.count)
+    reader.fail("stage.index",
+                "expected 0 to " + std::to_string(stage.count - 1));
+  auto usesAxis = [&](const BoundaryTensor &tensor) {
+    for (const std::vector<int> &axes : tensor.sharding)
+      if (std::count(axes.begin(), axes.end(), stage.axis))
+        return true;
+    return std::count(tensor.partial.begin(), tensor.partial.end(),
+                      stage.axis) > 0;
+  };
+  for (size_t i = 0; i < program.arguments.size(); ++i)
+    if (usesAxis(program.arguments[i]))
+      reader.fail("arguments[" + std::to_string(i) + "]",
+                  "is split over the stage axis '" + axisName + "'");
+  for (size_t i = 0; i < program.results.size(); ++i)
+    if (usesAxis(program.results[i]))
+      reader.fail("results[" + std::to_string(i) + "]",
+                  "is split or summed over the stage axis '" + axisName + "'");
+  program.stage = stage;
+}
+
 std::optional<Program> parcrt::parseProgram(const char *text,
                                             std::string *error) {
   json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -323,6 +370,9 @@ std::optional<Program> parcrt::parseProgram(const char *text,
             reader.axes(*partial, path + ".partial", program.axisNames);
     }
   }
+  auto stage = document.find("stage");
+  if (reader.ok() && stage != document.end() && !stage->is_null())
+    readStage(reader, *stage, program);
   if (!reader.ok())
     return std::nullopt;
   return program;

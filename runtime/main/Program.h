@@ -1,8 +1,9 @@
 //===- Program.h - the description a compiled program embeds ---*- C++ -*-===//
 //
 // parc-compile embeds a JSON document (`parc_program_json`, specified in
-// docs/runtime.md) that tells the launcher the mesh, the arena size, and per
-// argument and result its name, dtype, shapes, sharding and arena offset.
+// docs/runtime.md) that tells the launcher the mesh, the arena size, the
+// pipeline stage of an MPMD executable, and per argument and result its
+// name, dtype, shapes, sharding and arena offset.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +47,13 @@ struct ProgramArgument : BoundaryTensor {
   std::optional<std::vector<int64_t>> checkpointShape;
 };
 
+/// The pipeline stage an MPMD executable runs: its ranks are exactly those
+/// whose coordinate on mesh axis `axis` is `index`.
+struct PipelineStage {
+  int axis = 0;
+  int64_t index = 0, count = 1;
+};
+
 struct Program {
   std::string function;
   std::vector<std::string> axisNames;
@@ -53,6 +61,8 @@ struct Program {
   int64_t arenaBytes = 0;
   std::vector<ProgramArgument> arguments;
   std::vector<BoundaryTensor> results;
+  /// Absent for an SPMD program (one executable on every rank).
+  std::optional<PipelineStage> stage;
 
   int64_t numRanks() const;
   /// "dp=2, tp=2" ("no axes" for a single rank without a mesh).

@@ -8,11 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parcrt/parcrt.h"
-
-#include <cstddef>
-#include <initializer_list>
-#include <vector>
+#include "Descriptors.h"
 
 #if PARC_MLP_SHARDED
 #define MESH R"({"axes":["dp","tp"],"sizes":[2,2]})"
@@ -57,24 +53,6 @@ extern "C" const char parc_program_json[] =
     R"("sharding":[],"partial":)" LOSS_PARTIAL R"(,"offset":2824},)"
     R"({"name":"y","dtype":"F32","global_shape":[4,4],"local_shape":[)" PARC_ROWS
     R"(,4],"sharding":)" X_SHARDING R"(,"partial":[],"offset":2688}]})";
-
-namespace {
-/// Descriptors of tensors (offset, shape) of f32 elements.
-std::vector<int64_t>
-tensors(std::initializer_list<std::pair<int64_t, std::vector<int64_t>>> list) {
-  std::vector<int64_t> words;
-  for (const auto &[offset, shape] : list) {
-    std::vector<int64_t> one(PARCRT_TENSOR_WORDS, 0);
-    one[0] = offset;
-    one[1] = PARCRT_F32;
-    one[2] = shape.size();
-    for (size_t d = 0; d < shape.size(); ++d)
-      one[3 + d] = shape[d];
-    words.insert(words.end(), one.begin(), one.end());
-  }
-  return words;
-}
-} // namespace
 
 extern "C" void parc_program_step(parcrt_context *ctx) {
   static const int64_t noFlags[] = {0, 0};
