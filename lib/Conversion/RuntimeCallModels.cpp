@@ -275,6 +275,30 @@ static LogicalResult appendAttributes(dist::AxisIndexOp op,
   return appendGroup(op, op.getAxes(), meshAxes, ints);
 }
 
+/// ints: [axis position, peer coordinate, channel].
+template <typename PointToPointOpT>
+static LogicalResult appendPointToPoint(PointToPointOpT op,
+                                        ArrayRef<StringRef> meshAxes,
+                                        Ints &ints) {
+  const StringRef *position = llvm::find(meshAxes, op.getAxis());
+  if (position == meshAxes.end())
+    return op->emitOpError("names axis '")
+           << op.getAxis() << "' of another mesh";
+  ints.append({position - meshAxes.begin(), static_cast<int64_t>(op.getPeer()),
+               static_cast<int64_t>(op.getChannel())});
+  return success();
+}
+static LogicalResult appendAttributes(dist::SendOp op,
+                                      ArrayRef<StringRef> meshAxes, Ints &ints,
+                                      Floats &) {
+  return appendPointToPoint(op, meshAxes, ints);
+}
+static LogicalResult appendAttributes(dist::RecvOp op,
+                                      ArrayRef<StringRef> meshAxes, Ints &ints,
+                                      Floats &) {
+  return appendPointToPoint(op, meshAxes, ints);
+}
+
 namespace {
 template <typename OpT>
 struct RuntimeCallModel
@@ -311,6 +335,7 @@ void mlir::parc::registerRuntimeCallModels(DialectRegistry &registry) {
   });
   registry.addExtension(+[](MLIRContext *context, dist::DistDialect *) {
     attach<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
-           dist::AllToAllOp, dist::AllSliceOp, dist::AxisIndexOp>(context);
+           dist::AllToAllOp, dist::AllSliceOp, dist::AxisIndexOp,
+           dist::SendOp, dist::RecvOp>(context);
   });
 }

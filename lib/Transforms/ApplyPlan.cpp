@@ -2,7 +2,14 @@
 //
 // The plan is read by readPlan (parc/Plan/Plan.h), which rejects malformed
 // files with their line:column; this pass applies what parc-compile builds
-// (mesh, shardings, ZeRO 0 and 1) and rejects the parts it does not build yet.
+// (mesh, shardings, ZeRO 0 and 1, GPipe and 1F1B pipelines) and rejects the
+// parts it does not build yet.
+//
+// Micro-batches are data parallelism in time: the mesh gets one more axis,
+// `microbatch`, minor to every other, that splits each input's batch
+// dimension after the plan's axes. Propagation and partitioning then build
+// the program of one micro-batch, and --parc-pipeline-partition folds the
+// axis into a sequence over micro-batches on each stage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +18,7 @@
 #include "parc/IR/ParcDialect.h"
 #include "parc/Plan/Plan.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Transforms/Pipeline.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -48,6 +56,9 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   FailureOr<dist::MeshOp> createMesh(const Plan &plan);
   LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
   LogicalResult shardOptimizerState(dist::MeshOp mesh, json::Location location);
+  LogicalResult splitMicrobatches(const Plan &plan, dist::MeshOp mesh);
+  /// The plan's micro-batch count; by default one per stage.
+  static int64_t getMicrobatchCount(const Plan &plan);
 };
 
 } // namespace
@@ -78,8 +89,11 @@ LogicalResult ApplyPlanPass::apply() {
   for (const NamedSharding &sharding : plan->shardings)
     if (failed(applySharding(sharding, *meshOp)))
       return failure();
-  if (plan->zero == 1)
-    return shardOptimizerState(*meshOp, plan->locations.zero);
+  if (plan->zero == 1 &&
+      failed(shardOptimizerState(*meshOp, plan->locations.zero)))
+    return failure();
+  if (plan->pipeline)
+    return splitMicrobatches(*plan, *meshOp);
   return success();
 }
 
@@ -88,9 +102,32 @@ LogicalResult ApplyPlanPass::apply() {
 // express it.
 LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
   const PlanLocations &at = plan.locations;
-  if (plan.pipeline)
-    return error(at.pipeline)
-           << "\"pipeline\" (pipeline parallelism) is not built yet (issue 10)";
+  if (const std::optional<PipelinePlan> &pipeline = plan.pipeline) {
+    PipelineSchedule schedule =
+        pipeline->schedule.value_or(PipelineSchedule::OneFOneB);
+    if (schedule != PipelineSchedule::GPipe &&
+        schedule != PipelineSchedule::OneFOneB)
+      return error(at.pipeline)
+             << "the pipeline schedule \"" << getPipelineScheduleName(schedule)
+             << "\" is not built yet (issue 10); parc-compile builds \"gpipe\" "
+                "and \"1f1b\"";
+    if (pipeline->virtualStages.value_or(1) != 1)
+      return error(at.pipeline)
+             << "\"virtual_stages\": " << *pipeline->virtualStages
+             << " (interleaved stages) is not built yet (issue 10)";
+    for (const MeshAxis &axis : plan.mesh)
+      if (axis.name == kMicrobatchAxis)
+        return error(at.mesh) << "the mesh axis name '" << kMicrobatchAxis
+                              << "' is reserved for the pipeline's "
+                                 "micro-batches";
+    for (const NamedSharding &sharding : plan.shardings)
+      for (const std::vector<std::string> &dim : sharding.dims)
+        if (llvm::is_contained(dim, pipeline->axis))
+          return error(sharding.location)
+                 << "'" << sharding.name << "' is sharded over the pipeline "
+                 << "axis '" << pipeline->axis
+                 << "', whose coordinates are stages";
+  }
   if (plan.zero && *plan.zero > 1)
     return error(at.zero) << "\"zero\": " << *plan.zero << " (ZeRO-"
                           << *plan.zero
@@ -153,6 +190,84 @@ LogicalResult ApplyPlanPass::shardOptimizerState(dist::MeshOp mesh,
   return success();
 }
 
+int64_t ApplyPlanPass::getMicrobatchCount(const Plan &plan) {
+  if (plan.pipeline->microbatches)
+    return *plan.pipeline->microbatches;
+  for (const MeshAxis &axis : plan.mesh)
+    if (axis.name == plan.pipeline->axis)
+      return axis.size;
+  return 1;
+}
+
+// Every input's and label's first dimension (the batch) gets the
+// micro-batch axis after the axes the plan splits it over.
+LogicalResult ApplyPlanPass::splitMicrobatches(const Plan &plan,
+                                               dist::MeshOp mesh) {
+  const PipelinePlan &pipeline = *plan.pipeline;
+  int64_t microbatches = getMicrobatchCount(plan);
+  Builder builder(&getContext());
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  for (auto func : getOperation().getOps<func::FuncOp>()) {
+    FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
+    if (failed(arguments))
+      return failure();
+    for (const ModelArgument &argument : *arguments) {
+      if (argument.role != ArgumentRole::Input &&
+          argument.role != ArgumentRole::Label)
+        continue;
+      if (argument.type.getRank() == 0)
+        return error(plan.locations.pipeline)
+               << "the pipeline splits every input's batch (first dimension) "
+                  "into micro-batches, but '"
+               << argument.name << "' is a scalar";
+      auto pinned = func.getArgAttrOfType<dist::ShardingAttr>(
+          argument.index, dist::DistDialect::kPlanShardingAttrName);
+      SmallVector<Attribute> dims =
+          pinned ? llvm::to_vector(pinned.getDims().getValue())
+                 : SmallVector<Attribute>(argument.type.getRank(),
+                                          builder.getArrayAttr({}));
+      SmallVector<Attribute> batchAxes =
+          llvm::to_vector(cast<ArrayAttr>(dims[0]).getValue());
+      int64_t shards = 1;
+      for (Attribute axis : batchAxes)
+        shards *= *mesh.getAxisSize(cast<StringAttr>(axis).getValue());
+      int64_t batch = argument.type.getDimSize(0);
+      if (batch % (shards * microbatches) != 0)
+        return error(plan.locations.pipeline)
+               << "\"microbatches\": " << microbatches
+               << " do not divide the batch of '" << argument.name << "' ("
+               << batch << (shards > 1 ? " over " + std::to_string(shards) +
+                                             " data-parallel shards, " +
+                                             std::to_string(batch / shards) +
+                                             " per shard"
+                                       : std::string())
+               << ")";
+      batchAxes.push_back(builder.getStringAttr(kMicrobatchAxis));
+      dims[0] = builder.getArrayAttr(batchAxes);
+      func.setArgAttr(argument.index, dist::DistDialect::kPlanShardingAttrName,
+                      dist::ShardingAttr::get(&getContext(), meshRef,
+                                              builder.getArrayAttr(dims),
+                                              builder.getArrayAttr({})));
+    }
+    SmallVector<NamedAttribute> attrs = {
+        builder.getNamedAttr("axis", builder.getStringAttr(pipeline.axis)),
+        builder.getNamedAttr("microbatch_axis",
+                             builder.getStringAttr(kMicrobatchAxis)),
+        builder.getNamedAttr("microbatches",
+                             builder.getI64IntegerAttr(microbatches)),
+        builder.getNamedAttr(
+            "schedule",
+            builder.getStringAttr(getPipelineScheduleName(
+                pipeline.schedule.value_or(PipelineSchedule::OneFOneB))))};
+    if (pipeline.layersPerStage)
+      attrs.push_back(builder.getNamedAttr(
+          "layers_per_stage",
+          builder.getDenseI64ArrayAttr(*pipeline.layersPerStage)));
+    func->setAttr(kPipelineAttrName, builder.getDictionaryAttr(attrs));
+  }
+  return success();
+}
+
 FailureOr<dist::MeshOp> ApplyPlanPass::createMesh(const Plan &plan) {
   OpBuilder builder(&getContext());
   SmallVector<Attribute> names;
@@ -160,6 +275,10 @@ FailureOr<dist::MeshOp> ApplyPlanPass::createMesh(const Plan &plan) {
   for (const MeshAxis &axis : plan.mesh) {
     names.push_back(builder.getStringAttr(axis.name));
     sizes.push_back(axis.size);
+  }
+  if (plan.pipeline) {
+    names.push_back(builder.getStringAttr(kMicrobatchAxis));
+    sizes.push_back(getMicrobatchCount(plan));
   }
   ModuleOp module = getOperation();
   if (auto existing = module.lookupSymbol<dist::MeshOp>("mesh")) {

@@ -17,6 +17,7 @@
 #include "parc/Interp/CollectiveEvaluableOpInterface.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -128,37 +129,119 @@ static void printResult(StringRef name, Type type,
                << llvm::format("%.6g", high) << "\n";
 }
 
+/// What runs on the simulated ranks: one partitioned function, or one per
+/// pipeline stage (the rank's coordinate on the pipeline axis picks it).
+/// `arguments` are the global arguments of all functions by name (index:
+/// position in the list), `resultNames` their results, each taken from the
+/// first function that returns it.
+struct SimulatedProgram {
+  SmallVector<func::FuncOp> functions;
+  std::string stageAxis;
+  SmallVector<ModelArgument> arguments;
+  SmallVector<std::string> resultNames;
+  SmallVector<Type> resultTypes;
+};
+
+static dist::ShardingAttr shardingOf(DictionaryAttr attrs) {
+  return attrs ? attrs.getAs<dist::ShardingAttr>(
+                     dist::DistDialect::kShardingAttrName)
+               : dist::ShardingAttr();
+}
+
+/// Collects the global arguments and the results of `program.functions`.
+static LogicalResult describeProgram(SimulatedProgram &program,
+                                     const interp::MeshLayout *mesh) {
+  llvm::StringSet<> seenResults;
+  for (func::FuncOp func : program.functions) {
+    FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
+    if (failed(arguments))
+      return failure();
+    for (ModelArgument &argument : *arguments) {
+      if (mesh) {
+        auto sharding = func.getArgAttrOfType<dist::ShardingAttr>(
+            argument.index, dist::DistDialect::kShardingAttrName);
+        if (!sharding) {
+          fail("argument '" + argument.name + "' has no dist.sharding");
+          return failure();
+        }
+        argument.type = RankedTensorType::get(
+            interp::getGlobalShape(argument.type.getShape(), sharding, *mesh),
+            argument.type.getElementType());
+      }
+      if (llvm::any_of(program.arguments, [&](const ModelArgument &known) {
+            return known.name == argument.name;
+          }))
+        continue;
+      argument.index = program.arguments.size();
+      program.arguments.push_back(argument);
+    }
+    for (auto [name, type] :
+         llvm::zip_equal(getResultNames(func), func.getResultTypes()))
+      if (seenResults.insert(name).second) {
+        program.resultNames.push_back(name);
+        program.resultTypes.push_back(type);
+      }
+  }
+  return success();
+}
+
 /// Slices the global arguments for every rank, runs all ranks and
-/// assembles each global result from the ranks' parts.
+/// assembles each global result from the parts of the ranks that return it.
 static FailureOr<SmallVector<interp::Tensor>>
-runOnMesh(func::FuncOp func, const interp::MeshLayout &mesh,
+runOnMesh(const SimulatedProgram &program, const interp::MeshLayout &mesh,
           ArrayRef<interp::Tensor> globals, interp::Precision mode) {
-  auto shardingOf = [&](DictionaryAttr attrs) {
-    return attrs ? attrs.getAs<dist::ShardingAttr>(
-                       dist::DistDialect::kShardingAttrName)
-                 : dist::ShardingAttr();
+  auto functionOf = [&](int64_t rank) {
+    return program.functions.size() == 1
+               ? program.functions.front()
+               : program.functions[mesh.getCoordinate(rank,
+                                                      program.stageAxis)];
   };
+  llvm::StringMap<unsigned> argumentIndex;
+  for (const ModelArgument &argument : program.arguments)
+    argumentIndex[argument.name] = argument.index;
+  SmallVector<func::FuncOp> rankFunctions;
   SmallVector<SmallVector<interp::Tensor>> rankArguments(mesh.getNumRanks());
-  for (auto [index, global] : llvm::enumerate(globals)) {
-    dist::ShardingAttr sharding = shardingOf(func.getArgAttrDict(index));
-    for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank)
-      rankArguments[rank].push_back(
-          interp::sliceForRank(global, sharding, mesh, rank));
+  for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank) {
+    func::FuncOp func = functionOf(rank);
+    rankFunctions.push_back(func);
+    FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
+    if (failed(arguments))
+      return failure();
+    for (const ModelArgument &argument : *arguments)
+      rankArguments[rank].push_back(interp::sliceForRank(
+          globals[argumentIndex.lookup(argument.name)],
+          shardingOf(func.getArgAttrDict(argument.index)), mesh, rank));
   }
   FailureOr<SmallVector<SmallVector<interp::Tensor>>> rankResults =
-      interp::evaluateOnMesh(func, mesh, rankArguments, mode);
+      interp::evaluateRanks(rankFunctions, mesh, rankArguments, mode);
   if (failed(rankResults))
     return failure();
   SmallVector<interp::Tensor> results;
-  for (unsigned index = 0; index < func.getNumResults(); ++index) {
-    dist::ShardingAttr sharding = shardingOf(func.getResultAttrDict(index));
-    if (!sharding)
-      return func.emitError() << "result #" << index
-                              << " has no dist.sharding";
-    SmallVector<interp::Tensor> parts;
-    for (const SmallVector<interp::Tensor> &rank : *rankResults)
-      parts.push_back(rank[index]);
-    results.push_back(interp::assembleFromRanks(parts, sharding, mesh));
+  for (const std::string &name : program.resultNames) {
+    // The first function (stage) that returns it; every rank of another
+    // stage stands in with its peer on that stage.
+    for (auto [stage, stageFunc] : llvm::enumerate(program.functions)) {
+      func::FuncOp func = stageFunc;
+      SmallVector<std::string> names = getResultNames(func);
+      auto found = llvm::find(names, name);
+      if (found == names.end())
+        continue;
+      unsigned index = found - names.begin();
+      dist::ShardingAttr sharding = shardingOf(func.getResultAttrDict(index));
+      if (!sharding)
+        return func.emitError() << "result #" << index
+                                << " has no dist.sharding";
+      SmallVector<interp::Tensor> parts;
+      for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank) {
+        int64_t owner = program.functions.size() == 1
+                            ? rank
+                            : mesh.getRankWithCoordinate(
+                                  rank, program.stageAxis, stage);
+        parts.push_back((*rankResults)[owner][index]);
+      }
+      results.push_back(interp::assembleFromRanks(parts, sharding, mesh));
+      break;
+    }
   }
   return results;
 }
@@ -186,16 +269,29 @@ int main(int argc, char **argv) {
       loadModel(inputFile, sourceMgr, &context, &onnxWeights);
   if (!module)
     return 1;
-  func::FuncOp func = findModelFunction(*module, funcName);
-  if (!func)
-    return fail(funcName.getNumOccurrences()
-                    ? "no function @" + funcName + " in " + inputFile
-                    : "no @forward in " + inputFile +
-                          " and more than one function; choose one with "
-                          "--func");
-  FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
-  if (failed(arguments))
-    return 1;
+  // A pipelined module runs its stage functions, one per pipeline
+  // coordinate; otherwise one function runs.
+  SimulatedProgram program;
+  program.functions = getStageFunctions(*module);
+  if (program.functions.empty() || funcName.getNumOccurrences()) {
+    func::FuncOp func = findModelFunction(*module, funcName);
+    if (!func)
+      return fail(funcName.getNumOccurrences()
+                      ? "no function @" + funcName + " in " + inputFile
+                      : "no @forward in " + inputFile +
+                            " and more than one function; choose one with "
+                            "--func");
+    program.functions = {func};
+  } else if (auto pipeline = program.functions.front()
+                                 ->getAttrOfType<DictionaryAttr>(
+                                     "dist.pipeline")) {
+    if (auto axis = pipeline.getAs<StringAttr>("axis"))
+      program.stageAxis = axis.getValue().str();
+  }
+  func::FuncOp func = program.functions.front();
+  if (program.functions.size() > 1 && program.stageAxis.empty())
+    return fail("the stage functions of " + inputFile +
+                " name no pipeline axis (dist.pipeline)");
 
   // A partitioned function runs on its mesh; its arguments are the global
   // tensors its local ones are parts of.
@@ -209,20 +305,20 @@ int main(int argc, char **argv) {
     if (!meshOp)
       return fail("@" + func.getSymName() + " names no mesh it runs on");
     mesh.emplace(meshOp);
-    for (ModelArgument &argument : *arguments) {
-      auto sharding = func.getArgAttrOfType<dist::ShardingAttr>(
-          argument.index, dist::DistDialect::kShardingAttrName);
-      if (!sharding)
-        return fail("argument '" + argument.name + "' has no dist.sharding");
-      argument.type = RankedTensorType::get(
-          interp::getGlobalShape(argument.type.getShape(), sharding, *mesh),
-          argument.type.getElementType());
-    }
+    if (program.functions.size() > 1 &&
+        (!meshOp.getAxisSize(program.stageAxis) ||
+         *meshOp.getAxisSize(program.stageAxis) !=
+             int64_t(program.functions.size())))
+      return fail("the mesh of " + inputFile + " has no axis '" +
+                  program.stageAxis + "' with one coordinate per stage");
   } else if (simulateRanks) {
     return fail("@" + func.getSymName() +
                 " is not partitioned; --simulate-ranks needs the output of "
                 "--parc-partition");
   }
+  if (failed(describeProgram(program, mesh ? &*mesh : nullptr)))
+    return 1;
+  SmallVector<ModelArgument> *arguments = &program.arguments;
 
   llvm::StringMap<interp::Tensor> given;
   for (const OnnxWeight &weight : onnxWeights)
@@ -240,7 +336,7 @@ int main(int argc, char **argv) {
 
   interp::Precision mode =
       precision == "f64" ? interp::Precision::F64 : interp::Precision::F32;
-  SmallVector<std::string> names = getResultNames(func);
+  SmallVector<std::string> &names = program.resultNames;
   // A result named like an argument is that argument in the next step
   // (the parameters and optimizer state of a train step).
   SmallVector<std::optional<unsigned>> feedsBack;
@@ -253,7 +349,7 @@ int main(int argc, char **argv) {
   }
   FailureOr<SmallVector<interp::Tensor>> results;
   for (unsigned step = 1; step <= steps; ++step) {
-    results = mesh ? runOnMesh(func, *mesh, *values, mode)
+    results = mesh ? runOnMesh(program, *mesh, *values, mode)
                    : interp::evaluateFunction(func, *values, mode);
     if (failed(results))
       return 1;
@@ -268,7 +364,7 @@ int main(int argc, char **argv) {
 
   SmallVector<Type> elementTypes;
   for (auto [name, type, tensor] :
-       llvm::zip_equal(names, func.getResultTypes(), *results)) {
+       llvm::zip_equal(names, program.resultTypes, *results)) {
     // A partitioned function's result types are local: print the global.
     Type elementType = getElementTypeOrSelf(type);
     printResult(name, RankedTensorType::get(tensor.shape, elementType), tensor);

@@ -173,3 +173,15 @@ void mlir::parc::tagUntaggedOps(func::FuncOp func, Phase phase) {
     if (!op.hasAttr(kPhaseAttrName))
       setPhase(&op, phase);
 }
+
+SmallVector<func::FuncOp> mlir::parc::getStageFunctions(ModuleOp module) {
+  SmallVector<func::FuncOp> stages;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->getAttrOfType<IntegerAttr>(kStageAttrName))
+      stages.push_back(func);
+  llvm::sort(stages, [](func::FuncOp a, func::FuncOp b) {
+    return a->getAttrOfType<IntegerAttr>(kStageAttrName).getInt() <
+           b->getAttrOfType<IntegerAttr>(kStageAttrName).getInt();
+  });
+  return stages;
+}

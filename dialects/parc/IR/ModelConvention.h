@@ -69,6 +69,13 @@ void setPhase(Operation *op, Phase phase);
 /// Tags every op of `func`'s body that has no phase yet (not the return).
 void tagUntaggedOps(func::FuncOp func, Phase phase);
 
+/// A pipelined program is one function per stage, each marked with its
+/// index on the pipeline axis (--parc-pipeline-partition).
+constexpr StringLiteral kStageAttrName = "dist.stage";
+/// The stage functions of `module` in stage order; empty when it is not
+/// pipelined.
+SmallVector<func::FuncOp> getStageFunctions(ModuleOp module);
+
 /// The name of each result: its `parc.name`, else `result<N>`.
 SmallVector<std::string> getResultNames(func::FuncOp func);
 

@@ -132,6 +132,46 @@ def PartitionPass : Pass<"parc-partition", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }
 
+def PipelinePartitionPass
+    : Pass<"parc-pipeline-partition", "::mlir::ModuleOp"> {
+  let summary = "Splits a partitioned program into pipeline stages";
+  let description = [{
+    Runs after --parc-partition on functions with `dist.pipeline` (a plan's
+    "pipeline"). The partitioned function is the program of one micro-batch
+    on a mesh with a `microbatch` axis (ApplyPlan splits every input's
+    batch over it); this pass folds that axis into time and the stage axis
+    into separate functions `@<name>.stage<s>`:
+
+    - Ops are placed on stages: parameters (and their optimizer state) of
+      layer i live on the stage that holds layer i ("layers_per_stage", or
+      an even split); a forward op runs on the latest stage of its
+      operands, a backward or update op on the stage of the parameters it
+      reads, else of the saved activations it reads (the latest), else of
+      the gradients it combines (the earliest), an update op without
+      parameters on the stage of its largest operand. Ops on nothing but
+      stage-less values (arguments outside layers, constants) are
+      materialized on each stage that needs them.
+    - Each stage runs its ops per micro-batch in the schedule's order of
+      forward and backward units (GPipe, 1F1B), ops that do not depend on
+      the micro-batch once before them and the ops after the sum over
+      micro-batches (optimizer update) once after them. A collective over
+      the micro-batch axis becomes a running sum over micro-batches (the
+      gradient accumulation) plus the same collective over the remaining
+      axes.
+    - A value used on another stage is sent right after it is computed
+      (`dist.send`, buffered) and received where it is first needed
+      (`dist.recv`), one channel per value and micro-batch. A result named
+      like an argument (a parameter's new value) is returned by every stage
+      that takes the argument.
+
+    The mesh loses the micro-batch axis; each stage function gets
+    `dist.stage` and keeps `dist.pipeline`. Fails with a diagnostic when
+    the stages do not fit the layers, or when the static schedule would
+    deadlock.
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
 def CommReportPass : Pass<"parc-comm-report", "::mlir::ModuleOp"> {
   let summary = "Prints every collective and the bytes it moves";
   let description = [{

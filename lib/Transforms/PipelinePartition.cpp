@@ -1,0 +1,887 @@
+//===- PipelinePartition.cpp - a partitioned program as pipeline stages ---===//
+//
+// The input is the partitioned program of one micro-batch on a mesh with a
+// `microbatch` axis. Every value gets a stage (or none: arguments outside
+// layers and what is computed from them alone are materialized where
+// needed) and is either one per micro-batch or invariant. Each stage is then
+// emitted as a static sequence: invariant ops, the schedule's units, the
+// ops after the sum over micro-batches, with a send after each value another
+// stage needs and a receive before its first use there.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/Transforms/Pipeline.h"
+
+#include "dist/IR/DistOps.h"
+#include "parc/IR/ModelConvention.h"
+#include "parc/IR/ParcDialect.h"
+#include "parc/IR/ParcOps.h"
+#include "parc/Transforms/Passes.h"
+#include "parc/Transforms/TensorSharding.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/BitVector.h"
+
+#include <deque>
+#include <map>
+
+namespace mlir::parc {
+#define GEN_PASS_DEF_PIPELINEPARTITIONPASS
+#include "parc/Transforms/Passes.h.inc"
+} // namespace mlir::parc
+
+using namespace mlir;
+using namespace mlir::parc;
+
+namespace {
+
+constexpr int64_t kNoStage = -1;
+/// MPI guarantees tags up to 32767 only.
+constexpr int64_t kMaxChannels = 32768;
+
+struct PipelineConfig {
+  StringAttr axis, microbatchAxis;
+  int64_t stages = 1, microbatches = 1;
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  std::optional<SmallVector<int64_t>> layersPerStage;
+};
+
+/// Where a value of the one-micro-batch program lives and how it varies.
+struct ValueInfo {
+  /// kNoStage: materialized on every stage that needs it.
+  int64_t stage = kNoStage;
+  bool perMicrobatch = false;
+  /// Depends on a sum over micro-batches: computed after the last one.
+  bool afterSum = false;
+  /// Computed from layer parameters (and constants), not from inputs.
+  bool fromParameters = false;
+  /// Depends on an input or label (an activation or its gradient).
+  bool fromInputs = false;
+  Phase phase = Phase::Forward;
+  /// The first channel of its messages; -1 when no other stage needs it.
+  int64_t channel = -1;
+};
+
+/// The axes of a collective without the micro-batch axis, and whether it
+/// had it.
+struct SplitAxes {
+  SmallVector<Attribute> rest;
+  bool overMicrobatches = false;
+};
+
+class PipelinePartitioner {
+public:
+  PipelinePartitioner(func::FuncOp func, dist::MeshOp mesh,
+                      PipelineConfig config)
+      : func(func), mesh(mesh), config(std::move(config)),
+        body(func.getBody().front()) {}
+
+  /// Builds the stage functions in front of `func`; the caller erases it.
+  FailureOr<SmallVector<func::FuncOp>> run();
+
+private:
+  LogicalResult assignLayerStages();
+  LogicalResult analyzeArguments();
+  LogicalResult analyzeOp(Operation &op);
+  void computeNeeds();
+  LogicalResult assignChannels();
+  FailureOr<func::FuncOp> emitStage(int64_t stage);
+
+  SplitAxes splitAxes(Operation *op) const;
+  int64_t stageOfLayerValue(BlockArgument argument) const;
+  /// A sharding without the micro-batch axis, and the dimension it split.
+  std::pair<dist::ShardingAttr, std::optional<unsigned>>
+  withoutMicrobatches(dist::ShardingAttr sharding) const;
+
+  func::FuncOp func;
+  dist::MeshOp mesh;
+  PipelineConfig config;
+  Block &body;
+  SmallVector<int64_t> stageOfLayer;
+  llvm::DenseMap<Value, ValueInfo> info;
+  /// The stages each value is used on (its own included).
+  llvm::DenseMap<Value, llvm::BitVector> needs;
+  SmallVector<llvm::BitVector> resultStages;
+  /// The sums over micro-batches each value feeds.
+  llvm::DenseMap<Value, SmallVector<Operation *>> sumsOf;
+  bool hasBackward = false;
+
+  friend class StageEmitter;
+};
+
+/// Emits one stage's function.
+class StageEmitter {
+public:
+  StageEmitter(PipelinePartitioner &p, int64_t stage, func::FuncOp stageFunc)
+      : p(p), stage(stage), stageFunc(stageFunc),
+        builder(stageFunc.getBody().front().getParentOp()->getContext()) {
+    builder.setInsertionPointToEnd(&stageFunc.getBody().front());
+  }
+
+  /// Emits `op` for micro-batch `microbatch` (-1: an invariant op).
+  LogicalResult emit(Operation *op, int64_t microbatch);
+  /// This stage's copy of `value` for `microbatch`.
+  FailureOr<Value> get(Value value, int64_t microbatch);
+  /// The value a result of the stage returns (micro-batches joined).
+  FailureOr<Value> getResult(Value value, unsigned resultIndex);
+
+  llvm::DenseMap<BlockArgument, Value> arguments;
+
+private:
+  LogicalResult emitSumOverMicrobatches(Operation *op);
+  void produced(Value value, Value copy, int64_t microbatch);
+  Value sliceMicrobatch(Value whole, unsigned dim, int64_t microbatch);
+
+  PipelinePartitioner &p;
+  int64_t stage;
+  func::FuncOp stageFunc;
+  OpBuilder builder;
+  std::map<std::pair<void *, int64_t>, Value> copies;
+  /// Running sums over micro-batches, by the collective that sums.
+  llvm::DenseMap<Operation *, Value> sums;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Analysis
+//===----------------------------------------------------------------------===//
+
+LogicalResult PipelinePartitioner::assignLayerStages() {
+  std::set<int64_t> layers;
+  for (BlockArgument argument : body.getArguments())
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            argument.getArgNumber(), ParcDialect::kNameAttrName))
+      if (std::optional<int64_t> layer = getLayerIndex(name.getValue()))
+        layers.insert(*layer);
+  int64_t numLayers = layers.size();
+  int64_t stages = config.stages;
+  if (config.layersPerStage) {
+    const SmallVector<int64_t> &given = *config.layersPerStage;
+    int64_t total = 0;
+    for (int64_t count : given)
+      total += count;
+    if (int64_t(given.size()) != stages || total != numLayers)
+      return func.emitError("\"layers_per_stage\" lists ")
+             << given.size() << " stages with " << total
+             << " layers; the pipeline has " << stages
+             << " stages and the model " << numLayers << " layers";
+  } else if (stages > numLayers) {
+    return func.emitError("the pipeline has ")
+           << stages << " stages but the model only " << numLayers
+           << " layers (parameters named like 'h.<i>.…'); each stage needs "
+              "at least one";
+  }
+  SmallVector<int64_t> perStage;
+  if (config.layersPerStage) {
+    perStage = *config.layersPerStage;
+  } else {
+    // Even; the first and last stages also hold the embedding and the
+    // head, so the middle stages take the extra layers first.
+    perStage.assign(stages, numLayers / stages);
+    int64_t extra = numLayers % stages;
+    for (int64_t s = 1; s < stages && extra > 0; ++s, --extra)
+      ++perStage[s];
+    if (extra > 0)
+      ++perStage[0];
+  }
+  // Layer indices in order, whatever their numbering.
+  auto layer = layers.begin();
+  stageOfLayer.clear();
+  llvm::DenseMap<int64_t, int64_t> byIndex;
+  for (int64_t s = 0; s < stages; ++s)
+    for (int64_t i = 0; i < perStage[s]; ++i, ++layer)
+      byIndex[*layer] = s;
+  for (BlockArgument argument : body.getArguments())
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            argument.getArgNumber(), ParcDialect::kNameAttrName))
+      if (std::optional<int64_t> index = getLayerIndex(name.getValue())) {
+        ValueInfo &value = info[argument];
+        value.stage = byIndex.lookup(*index);
+        value.fromParameters = true;
+      }
+  return success();
+}
+
+std::pair<dist::ShardingAttr, std::optional<unsigned>>
+PipelinePartitioner::withoutMicrobatches(dist::ShardingAttr sharding) const {
+  if (!sharding)
+    return {sharding, std::nullopt};
+  MLIRContext *context = sharding.getContext();
+  std::optional<unsigned> split;
+  SmallVector<Attribute> dims;
+  for (auto [index, dim] : llvm::enumerate(sharding.getDims())) {
+    SmallVector<Attribute> axes;
+    for (Attribute axis : cast<ArrayAttr>(dim))
+      if (axis == config.microbatchAxis)
+        split = index;
+      else
+        axes.push_back(axis);
+    dims.push_back(ArrayAttr::get(context, axes));
+  }
+  return {dist::ShardingAttr::get(context, sharding.getMesh(),
+                                  ArrayAttr::get(context, dims),
+                                  sharding.getPartial()),
+          split};
+}
+
+LogicalResult PipelinePartitioner::analyzeArguments() {
+  for (BlockArgument argument : body.getArguments()) {
+    auto role = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                  ParcDialect::kRoleAttrName);
+    if (role && (role.getValue() == "input" || role.getValue() == "label"))
+      info[argument].fromInputs = true;
+    auto sharding = func.getArgAttrOfType<dist::ShardingAttr>(
+        argument.getArgNumber(), dist::DistDialect::kShardingAttrName);
+    auto [rest, split] = withoutMicrobatches(sharding);
+    if (!split)
+      continue;
+    // The micro-batch axis must be the minor split of its dimension, so
+    // that a rank's micro-batches are contiguous in its shard.
+    ArrayAttr axes = cast<ArrayAttr>(sharding.getDims()[*split]);
+    if (axes[axes.size() - 1] != config.microbatchAxis)
+      return func.emitError("argument #")
+             << argument.getArgNumber()
+             << " splits the micro-batch axis before another axis";
+    info[argument].perMicrobatch = true;
+  }
+  return success();
+}
+
+SplitAxes PipelinePartitioner::splitAxes(Operation *op) const {
+  SplitAxes split;
+  auto communication = dyn_cast<dist::CommunicationOpInterface>(op);
+  if (!communication)
+    return split;
+  for (Attribute axis : communication.getGroupAxes())
+    if (axis == config.microbatchAxis)
+      split.overMicrobatches = true;
+    else
+      split.rest.push_back(axis);
+  return split;
+}
+
+int64_t PipelinePartitioner::stageOfLayerValue(BlockArgument argument) const {
+  return info.lookup(argument).stage;
+}
+
+LogicalResult PipelinePartitioner::analyzeOp(Operation &op) {
+  // The phase: the op's tag, else the latest of its operands'.
+  Phase phase = Phase::Forward;
+  if (op.hasAttr(kPhaseAttrName)) {
+    phase = getPhase(&op);
+  } else {
+    for (Value operand : op.getOperands())
+      phase = std::max(phase, info[operand].phase);
+  }
+  hasBackward |= phase != Phase::Forward;
+
+  bool anyPerMicrobatch = false, afterSum = false, fromInputs = false;
+  for (Value operand : op.getOperands()) {
+    anyPerMicrobatch |= info[operand].perMicrobatch;
+    afterSum |= info[operand].afterSum;
+    fromInputs |= info[operand].fromInputs;
+  }
+  SplitAxes split = splitAxes(&op);
+  bool perMicrobatch = anyPerMicrobatch;
+  bool sums = false;
+  if (split.overMicrobatches) {
+    if (auto allReduce = dyn_cast<dist::AllReduceOp>(op)) {
+      if (allReduce.getReduction() != dist::ReductionKind::Sum ||
+          !anyPerMicrobatch)
+        return op.emitOpError("reduces over the micro-batch axis in a way a "
+                              "pipeline cannot fold (only sums of "
+                              "per-micro-batch values)");
+      sums = true;
+    } else if (isa<dist::AllGatherOp>(op) && anyPerMicrobatch) {
+      sums = true;
+    } else if (isa<dist::AllSliceOp>(op) && !anyPerMicrobatch) {
+      perMicrobatch = true;
+    } else if (auto axisIndex = dyn_cast<dist::AxisIndexOp>(op)) {
+      if (axisIndex.getAxes().size() != 1)
+        return op.emitOpError("reads the micro-batch coordinate together "
+                              "with other axes, which a pipeline cannot fold");
+      perMicrobatch = true;
+    } else {
+      return op.emitOpError("communicates over the micro-batch axis in a way "
+                            "a pipeline cannot fold");
+    }
+  }
+  if (perMicrobatch && afterSum)
+    return op.emitOpError("needs a value summed over all micro-batches while "
+                          "micro-batches still run (such as batch "
+                          "statistics); the model cannot be pipelined");
+
+  // The stage (see the pass description).
+  int64_t stage = kNoStage;
+  std::optional<int64_t> parameters, saved, earliest, latest, largest;
+  int64_t largestSize = -1;
+  bool fromParameters = false, anyStaged = false;
+  for (Value operand : op.getOperands()) {
+    const ValueInfo &value = info[operand];
+    if (value.stage == kNoStage)
+      continue;
+    anyStaged = true;
+    int64_t size = cast<ShapedType>(operand.getType()).getNumElements();
+    if (size > largestSize || (size == largestSize && value.stage > *largest)) {
+      largestSize = size;
+      largest = value.stage;
+    }
+    latest = std::max(latest.value_or(value.stage), value.stage);
+    earliest = std::min(earliest.value_or(value.stage), value.stage);
+    if (value.fromParameters)
+      parameters = std::max(parameters.value_or(value.stage), value.stage);
+    if (value.phase == Phase::Forward)
+      saved = std::max(saved.value_or(value.stage), value.stage);
+  }
+  if (anyStaged) {
+    fromParameters = !fromInputs;
+    if (sums)
+      stage = *latest; // the sum runs where its operand is computed
+    else if (phase == Phase::Forward)
+      stage = *latest;
+    else if (parameters)
+      stage = *parameters;
+    else if (phase == Phase::Update)
+      stage = *largest; // a gradient's scaling stays with the gradient
+    else
+      stage = saved ? *saved : *earliest;
+  }
+  if (sums)
+    for (Value operand : op.getOperands())
+      sumsOf[operand].push_back(&op);
+  for (Value result : op.getResults()) {
+    ValueInfo &value = info[result];
+    value.stage = stage;
+    value.perMicrobatch = perMicrobatch && !sums;
+    value.afterSum = afterSum || sums;
+    value.fromParameters = fromParameters;
+    value.fromInputs = fromInputs;
+    value.phase = phase;
+  }
+  return success();
+}
+
+void PipelinePartitioner::computeNeeds() {
+  int64_t stages = config.stages;
+  auto walk = [&]() {
+    for (Operation &op : llvm::reverse(body.without_terminator())) {
+      llvm::BitVector where(stages);
+      int64_t stage = op.getNumResults() ? info[op.getResult(0)].stage
+                                         : kNoStage;
+      if (stage != kNoStage) {
+        where.set(stage);
+      } else {
+        for (Value result : op.getResults())
+          if (auto it = needs.find(result); it != needs.end())
+            where |= it->second;
+      }
+      for (Value operand : op.getOperands()) {
+        auto [it, inserted] = needs.try_emplace(operand, stages);
+        it->second |= where;
+      }
+    }
+  };
+  // Arguments first: a result named like an argument is returned by every
+  // stage that takes the argument.
+  walk();
+  llvm::StringMap<BlockArgument> argumentsByName;
+  for (BlockArgument argument : body.getArguments())
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            argument.getArgNumber(), ParcDialect::kNameAttrName))
+      argumentsByName[name.getValue()] = argument;
+  Operation *terminator = body.getTerminator();
+  SmallVector<std::string> names = getResultNames(func);
+  resultStages.clear();
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    llvm::BitVector where(stages);
+    auto argument = argumentsByName.find(names[index]);
+    if (argument != argumentsByName.end() && needs.count(argument->second))
+      where = needs.lookup(argument->second);
+    if (where.none()) {
+      int64_t stage = info[value].stage;
+      where.set(stage == kNoStage ? 0 : stage);
+    }
+    resultStages.push_back(where);
+  }
+  needs.clear();
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    auto [it, inserted] = needs.try_emplace(value, stages);
+    it->second |= resultStages[index];
+  }
+  walk();
+}
+
+LogicalResult PipelinePartitioner::assignChannels() {
+  int64_t next = 0;
+  auto assign = [&](Value value) {
+    ValueInfo &valueInfo = info[value];
+    if (valueInfo.stage == kNoStage || isa<BlockArgument>(value))
+      return;
+    llvm::BitVector others = needs.lookup(value);
+    if (others.empty())
+      return;
+    others.reset(valueInfo.stage);
+    if (others.none())
+      return;
+    valueInfo.channel = next;
+    next += valueInfo.perMicrobatch ? config.microbatches : 1;
+  };
+  for (Operation &op : body.without_terminator())
+    for (Value result : op.getResults())
+      assign(result);
+  if (next > kMaxChannels)
+    return func.emitError("the pipeline needs ")
+           << next << " point-to-point channels, more than MPI guarantees ("
+           << kMaxChannels << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+Value StageEmitter::sliceMicrobatch(Value whole, unsigned dim,
+                                    int64_t microbatch) {
+  auto type = cast<RankedTensorType>(whole.getType());
+  SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
+      strides(type.getRank(), 1);
+  sizes[dim] /= p.config.microbatches;
+  offsets[dim] = microbatch * sizes[dim];
+  auto result = RankedTensorType::get(sizes, type.getElementType());
+  return SliceOp::create(builder, whole.getLoc(), result, whole, offsets,
+                         sizes, strides);
+}
+
+FailureOr<Value> StageEmitter::get(Value value, int64_t microbatch) {
+  const ValueInfo &valueInfo = p.info[value];
+  int64_t copy = valueInfo.perMicrobatch ? microbatch : -1;
+  if (valueInfo.perMicrobatch && microbatch < 0)
+    return emitError(value.getLoc(), "internal error: a per-micro-batch value "
+                                     "is used outside the micro-batches");
+  auto key = std::make_pair(value.getAsOpaquePointer(), copy);
+  if (auto it = copies.find(key); it != copies.end())
+    return it->second;
+  Value result;
+  if (auto argument = dyn_cast<BlockArgument>(value)) {
+    Value whole = arguments.lookup(argument);
+    if (valueInfo.perMicrobatch) {
+      auto sharding = p.func.getArgAttrOfType<dist::ShardingAttr>(
+          argument.getArgNumber(), dist::DistDialect::kShardingAttrName);
+      result = sliceMicrobatch(whole, *p.withoutMicrobatches(sharding).second,
+                               copy);
+    } else {
+      result = whole;
+    }
+  } else if (valueInfo.stage == kNoStage) {
+    if (failed(emit(value.getDefiningOp(), microbatch)))
+      return failure();
+    return copies.at(key);
+  } else if (valueInfo.stage == stage) {
+    return emitError(value.getLoc(), "internal error: a value is used on stage ")
+           << stage << " before it is computed there";
+  } else {
+    result = dist::RecvOp::create(
+        builder, value.getLoc(), value.getType(),
+        p.mesh.getSymName(), p.config.axis.getValue(), valueInfo.stage, valueInfo.channel + std::max<int64_t>(copy, 0));
+  }
+  copies[key] = result;
+  return result;
+}
+
+void StageEmitter::produced(Value value, Value copy, int64_t microbatch) {
+  const ValueInfo &valueInfo = p.info[value];
+  int64_t index = valueInfo.perMicrobatch ? microbatch : -1;
+  copies[{value.getAsOpaquePointer(), index}] = copy;
+  if (valueInfo.stage != stage)
+    return;
+  if (valueInfo.channel >= 0) {
+    llvm::BitVector others = p.needs.lookup(value);
+    others.reset(stage);
+    for (int64_t to : others.set_bits())
+      dist::SendOp::create(builder, value.getLoc(), copy,
+                           p.mesh.getSymName(), p.config.axis.getValue(), to,
+                           valueInfo.channel + std::max<int64_t>(index, 0));
+  }
+  // Gradient accumulation: each micro-batch's part joins the running sum
+  // as soon as it exists.
+  if (auto it = p.sumsOf.find(value); it != p.sumsOf.end())
+    for (Operation *sum : it->second)
+      if (isa<dist::AllReduceOp>(sum)) {
+        Value &total = sums[sum];
+        total = total ? AddOp::create(builder, value.getLoc(), total, copy)
+                            .getResult()
+                      : copy;
+        setPhase(total.getDefiningOp() ? total.getDefiningOp() : sum,
+                 p.info[value].phase);
+      }
+}
+
+LogicalResult StageEmitter::emitSumOverMicrobatches(Operation *op) {
+  SplitAxes split = p.splitAxes(op);
+  auto meshRef = FlatSymbolRefAttr::get(p.mesh.getSymNameAttr());
+  ArrayAttr rest = builder.getArrayAttr(split.rest);
+  Value operand = op->getOperand(0);
+  Value total;
+  if (auto allReduce = dyn_cast<dist::AllReduceOp>(op)) {
+    total = sums.lookup(op);
+    if (!total) // an operand without a stage: summed here
+      for (int64_t j = 0; j < p.config.microbatches; ++j) {
+        FailureOr<Value> part = get(operand, j);
+        if (failed(part))
+          return failure();
+        total = total ? AddOp::create(builder, op->getLoc(), total, *part)
+                            .getResult()
+                      : *part;
+      }
+    if (!split.rest.empty())
+      total = dist::AllReduceOp::create(builder, op->getLoc(), total.getType(),
+                                        total, meshRef, rest,
+                                        allReduce.getReductionAttr());
+  } else {
+    auto allGather = cast<dist::AllGatherOp>(op);
+    SmallVector<Value> parts;
+    for (int64_t j = 0; j < p.config.microbatches; ++j) {
+      FailureOr<Value> part = get(operand, j);
+      if (failed(part))
+        return failure();
+      parts.push_back(*part);
+    }
+    auto partType = cast<RankedTensorType>(operand.getType());
+    SmallVector<int64_t> shape(partType.getShape());
+    shape[allGather.getDim()] *= p.config.microbatches;
+    total = ConcatOp::create(
+        builder, op->getLoc(),
+        RankedTensorType::get(shape, partType.getElementType()), parts,
+        allGather.getDim());
+    if (!split.rest.empty())
+      total = dist::AllGatherOp::create(builder, op->getLoc(), op->getResult(0).getType(),
+                                        total, meshRef, rest,
+                                        allGather.getDimAttr());
+  }
+  produced(op->getResult(0), total, -1);
+  return success();
+}
+
+LogicalResult StageEmitter::emit(Operation *op, int64_t microbatch) {
+  SplitAxes split = p.splitAxes(op);
+  auto meshRef = FlatSymbolRefAttr::get(p.mesh.getSymNameAttr());
+  if (split.overMicrobatches) {
+    if (isa<dist::AllReduceOp, dist::AllGatherOp>(op))
+      return emitSumOverMicrobatches(op);
+    if (isa<dist::AxisIndexOp>(op)) {
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      Value index = ConstantOp::create(
+          builder, op->getLoc(),
+          DenseElementsAttr::get(type, builder.getI64IntegerAttr(microbatch)));
+      produced(op->getResult(0), index, microbatch);
+      return success();
+    }
+    // all_slice over the micro-batch axis (minor): this rank's slice over
+    // the other axes, then the micro-batch's part of it.
+    auto allSlice = cast<dist::AllSliceOp>(op);
+    FailureOr<Value> whole = get(allSlice.getInput(), -1);
+    if (failed(whole))
+      return failure();
+    Value mine = *whole;
+    if (!split.rest.empty()) {
+      auto type = cast<RankedTensorType>(mine.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[allSlice.getDim()] =
+          allSlice.getType().getDimSize(allSlice.getDim()) *
+          p.config.microbatches;
+      mine = dist::AllSliceOp::create(
+          builder, op->getLoc(),
+          RankedTensorType::get(shape, type.getElementType()), mine, meshRef,
+          builder.getArrayAttr(split.rest), allSlice.getDimAttr());
+    }
+    produced(op->getResult(0), sliceMicrobatch(mine, allSlice.getDim(), microbatch),
+             microbatch);
+    return success();
+  }
+  IRMapping mapping;
+  for (Value operand : op->getOperands()) {
+    FailureOr<Value> copy = get(operand, microbatch);
+    if (failed(copy))
+      return failure();
+    mapping.map(operand, *copy);
+  }
+  Operation *clone = builder.clone(*op, mapping);
+  for (auto [result, copy] : llvm::zip_equal(op->getResults(), clone->getResults()))
+    produced(result, copy, microbatch);
+  return success();
+}
+
+FailureOr<Value> StageEmitter::getResult(Value value, unsigned resultIndex) {
+  if (!p.info[value].perMicrobatch)
+    return get(value, -1);
+  // A per-micro-batch result (a forward model's output): its micro-batches
+  // joined along the dimension the micro-batch axis splits.
+  auto sharding = p.func.getResultAttrOfType<dist::ShardingAttr>(
+      resultIndex, dist::DistDialect::kShardingAttrName);
+  std::optional<unsigned> dim = p.withoutMicrobatches(sharding).second;
+  if (!dim)
+    return emitError(value.getLoc(), "result #")
+           << resultIndex << " differs per micro-batch but its sharding does "
+                             "not split it over micro-batches";
+  SmallVector<Value> parts;
+  for (int64_t j = 0; j < p.config.microbatches; ++j) {
+    FailureOr<Value> part = get(value, j);
+    if (failed(part))
+      return failure();
+    parts.push_back(*part);
+  }
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[*dim] *= p.config.microbatches;
+  return ConcatOp::create(builder, value.getLoc(),
+                          RankedTensorType::get(shape, type.getElementType()),
+                          parts, *dim)
+      .getResult();
+}
+
+FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
+  OpBuilder builder(func);
+  MLIRContext *context = func.getContext();
+  // Arguments: those the stage needs, whole over its micro-batches.
+  SmallVector<Type> argumentTypes;
+  SmallVector<DictionaryAttr> argumentAttrs;
+  SmallVector<BlockArgument> taken;
+  for (BlockArgument argument : body.getArguments()) {
+    auto it = needs.find(argument);
+    if (it == needs.end() || !it->second.test(stage))
+      continue;
+    taken.push_back(argument);
+    NamedAttrList attrs(func.getArgAttrDict(argument.getArgNumber()));
+    auto type = cast<RankedTensorType>(argument.getType());
+    auto [sharding, split] = withoutMicrobatches(
+        dyn_cast_or_null<dist::ShardingAttr>(
+            attrs.get(dist::DistDialect::kShardingAttrName)));
+    if (sharding)
+      attrs.set(dist::DistDialect::kShardingAttrName, sharding);
+    if (split) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[*split] *= config.microbatches;
+      type = RankedTensorType::get(shape, type.getElementType());
+    }
+    argumentTypes.push_back(type);
+    argumentAttrs.push_back(attrs.getDictionary(context));
+  }
+  std::string name =
+      (func.getSymName() + ".stage" + std::to_string(stage)).str();
+  auto stageFunc = func::FuncOp::create(
+      builder, func.getLoc(), name,
+      builder.getFunctionType(argumentTypes, {}));
+  stageFunc.setAllArgAttrs(argumentAttrs);
+  Block *entry = stageFunc.addEntryBlock();
+  StageEmitter emitter(*this, stage, stageFunc);
+  for (auto [argument, local] : llvm::zip_equal(taken, entry->getArguments()))
+    emitter.arguments[argument] = local;
+
+  auto onStage = [&](Operation &op) {
+    return op.getNumResults() && info[op.getResult(0)].stage == stage;
+  };
+  // Invariant ops first, then the micro-batches, then what follows their
+  // sum.
+  for (Operation &op : body.without_terminator())
+    if (onStage(op) && !info[op.getResult(0)].perMicrobatch &&
+        !info[op.getResult(0)].afterSum && failed(emitter.emit(&op, -1)))
+      return failure();
+  for (ScheduleUnit unit :
+       getStageSchedule(config.schedule, stage, config.stages,
+                        config.microbatches, hasBackward))
+    for (Operation &op : body.without_terminator()) {
+      if (!onStage(op) || !info[op.getResult(0)].perMicrobatch)
+        continue;
+      bool backward = info[op.getResult(0)].phase != Phase::Forward;
+      if (backward == unit.backward &&
+          failed(emitter.emit(&op, unit.microbatch)))
+        return failure();
+    }
+  for (Operation &op : body.without_terminator())
+    if (onStage(op) && info[op.getResult(0)].afterSum &&
+        failed(emitter.emit(&op, -1)))
+      return failure();
+
+  // Results.
+  Operation *terminator = body.getTerminator();
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    if (!resultStages[index].test(stage))
+      continue;
+    FailureOr<Value> result = emitter.getResult(value, index);
+    if (failed(result))
+      return failure();
+    results.push_back(*result);
+    NamedAttrList attrs(func.getResultAttrDict(index));
+    if (auto sharding = dyn_cast_or_null<dist::ShardingAttr>(
+            attrs.get(dist::DistDialect::kShardingAttrName)))
+      attrs.set(dist::DistDialect::kShardingAttrName,
+                withoutMicrobatches(sharding).first);
+    resultAttrs.push_back(attrs.getDictionary(context));
+  }
+  OpBuilder end = OpBuilder::atBlockEnd(entry);
+  func::ReturnOp::create(end, terminator->getLoc(), results);
+  stageFunc.setFunctionType(
+      builder.getFunctionType(argumentTypes, TypeRange(ValueRange(results))));
+  stageFunc.setAllResultAttrs(resultAttrs);
+  for (NamedAttribute attr : func->getDiscardableAttrs())
+    stageFunc->setAttr(attr.getName(), attr.getValue());
+  stageFunc->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
+  return stageFunc;
+}
+
+/// Runs every stage's sends and receives with buffered sends; the first
+/// receive that can never complete is the error.
+static LogicalResult checkDeadlockFree(MutableArrayRef<func::FuncOp> stages) {
+  SmallVector<SmallVector<Operation *>> events(stages.size());
+  for (auto [stage, func] : llvm::enumerate(stages))
+    func.walk([&](Operation *op) {
+      if (isa<dist::SendOp, dist::RecvOp>(op))
+        events[stage].push_back(op);
+    });
+  SmallVector<size_t> next(stages.size(), 0);
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> inFlight;
+  bool moved = true;
+  while (moved) {
+    moved = false;
+    for (int64_t stage = 0; stage < int64_t(stages.size()); ++stage)
+      for (; next[stage] < events[stage].size(); ++next[stage]) {
+        Operation *op = events[stage][next[stage]];
+        if (auto send = dyn_cast<dist::SendOp>(op)) {
+          ++inFlight[{stage, send.getPeer(), send.getChannel()}];
+        } else {
+          auto recv = cast<dist::RecvOp>(op);
+          int64_t &count =
+              inFlight[{recv.getPeer(), stage, recv.getChannel()}];
+          if (count == 0)
+            break;
+          --count;
+        }
+        moved = true;
+      }
+  }
+  for (auto [stage, list] : llvm::enumerate(events))
+    if (next[stage] < list.size())
+      return list[next[stage]]->emitOpError("of stage ")
+             << stage << " waits for a message no stage sends before it: "
+                         "the pipeline schedule deadlocks";
+  return success();
+}
+
+FailureOr<SmallVector<func::FuncOp>> PipelinePartitioner::run() {
+  if (failed(assignLayerStages()) || failed(analyzeArguments()))
+    return failure();
+  for (Operation &op : body.without_terminator())
+    if (failed(analyzeOp(op)))
+      return failure();
+  computeNeeds();
+  if (failed(assignChannels()))
+    return failure();
+  SmallVector<func::FuncOp> stages;
+  for (int64_t stage = 0; stage < config.stages; ++stage) {
+    FailureOr<func::FuncOp> stageFunc = emitStage(stage);
+    if (failed(stageFunc)) {
+      for (func::FuncOp built : stages)
+        built.erase();
+      return failure();
+    }
+    stages.push_back(*stageFunc);
+  }
+  if (failed(checkDeadlockFree(stages))) {
+    for (func::FuncOp built : stages)
+      built.erase();
+    return failure();
+  }
+  return stages;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+/// Reads `dist.pipeline` (written by ApplyPlan).
+static FailureOr<PipelineConfig> readConfig(func::FuncOp func,
+                                            dist::MeshOp mesh) {
+  auto attr = func->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
+  auto axis = attr.getAs<StringAttr>("axis");
+  auto microbatchAxis = attr.getAs<StringAttr>("microbatch_axis");
+  auto microbatches = attr.getAs<IntegerAttr>("microbatches");
+  auto schedule = attr.getAs<StringAttr>("schedule");
+  if (!axis || !microbatchAxis || !microbatches || !schedule)
+    return func.emitError("malformed ")
+           << kPipelineAttrName
+           << ": needs axis, microbatch_axis, microbatches and schedule";
+  PipelineConfig config;
+  config.axis = axis;
+  config.microbatchAxis = microbatchAxis;
+  config.microbatches = microbatches.getInt();
+  std::optional<int64_t> stages = mesh.getAxisSize(axis.getValue());
+  std::optional<int64_t> size = mesh.getAxisSize(microbatchAxis.getValue());
+  if (!stages || !size || *size != config.microbatches)
+    return func.emitError("the mesh lacks the pipeline axis '")
+           << axis.getValue() << "' or the micro-batch axis '"
+           << microbatchAxis.getValue() << "' of size "
+           << config.microbatches;
+  config.stages = *stages;
+  if (schedule.getValue() == "gpipe")
+    config.schedule = PipelineSchedule::GPipe;
+  else if (schedule.getValue() == "1f1b")
+    config.schedule = PipelineSchedule::OneFOneB;
+  else
+    return func.emitError("pipeline schedule '")
+           << schedule.getValue() << "' is not built (gpipe, 1f1b)";
+  if (auto layers = attr.getAs<DenseI64ArrayAttr>("layers_per_stage"))
+    config.layersPerStage = SmallVector<int64_t>(layers.asArrayRef());
+  return config;
+}
+
+namespace {
+struct PipelinePartitionPass
+    : public parc::impl::PipelinePartitionPassBase<PipelinePartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> pipelined;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr(kPipelineAttrName) && !func->hasAttr(kStageAttrName))
+        pipelined.push_back(func);
+    llvm::SmallPtrSet<Operation *, 2> meshes;
+    for (func::FuncOp func : pipelined) {
+      if (!func->hasAttr("dist.partitioned")) {
+        func.emitError("is pipelined but not partitioned; run "
+                       "--parc-partition first");
+        return signalPassFailure();
+      }
+      auto meshName = func->getAttrOfType<FlatSymbolRefAttr>("dist.mesh");
+      dist::MeshOp mesh = meshName ? dist::lookupMesh(func, meshName) : nullptr;
+      if (!mesh) {
+        func.emitError("names no mesh it runs on");
+        return signalPassFailure();
+      }
+      FailureOr<PipelineConfig> config = readConfig(func, mesh);
+      if (failed(config))
+        return signalPassFailure();
+      StringAttr microbatchAxis = config->microbatchAxis;
+      if (failed(PipelinePartitioner(func, mesh, std::move(*config)).run()))
+        return signalPassFailure();
+      func.erase();
+      // The micro-batch axis is folded into time: the mesh loses it.
+      if (meshes.insert(mesh).second) {
+        SmallVector<Attribute> names;
+        SmallVector<int64_t> sizes;
+        for (auto [name, size] :
+             llvm::zip_equal(mesh.getAxisNames(), mesh.getAxisSizes()))
+          if (name != microbatchAxis) {
+            names.push_back(name);
+            sizes.push_back(size);
+          }
+        OpBuilder builder(mesh);
+        mesh.setAxisNamesAttr(builder.getArrayAttr(names));
+        mesh.setAxisSizesAttr(builder.getDenseI64ArrayAttr(sizes));
+      }
+    }
+  }
+};
+} // namespace
