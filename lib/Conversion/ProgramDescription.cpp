@@ -93,6 +93,21 @@ FailureOr<std::string> mlir::parc::describeProgram(func::FuncOp func,
       meshJson["sizes"].push_back(size);
     }
   program["mesh"] = meshJson;
+  // A pipeline stage's program: the runtime checks each rank runs its own.
+  if (auto stage = func->getAttrOfType<IntegerAttr>(kStageAttrName)) {
+    auto pipeline = func->getAttrOfType<DictionaryAttr>("dist.pipeline");
+    auto axis = pipeline ? pipeline.getAs<StringAttr>("axis") : StringAttr();
+    std::optional<int64_t> count =
+        axis && mesh ? mesh.getAxisSize(axis.getValue()) : std::nullopt;
+    if (!count)
+      return func.emitError("is a pipeline stage but names no pipeline axis "
+                            "of its mesh (dist.pipeline)");
+    Json stageJson;
+    stageJson["axis"] = axis.getValue().str();
+    stageJson["index"] = stage.getInt();
+    stageJson["count"] = *count;
+    program["stage"] = stageJson;
+  }
   auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName);
   if (!arena)
     return func.emitError("has no memory plan; run --parc-plan-memory");

@@ -23,6 +23,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <set>
+
 namespace mlir::parc {
 #define GEN_PASS_DEF_APPLYPLANPASS
 #include "parc/Transforms/Passes.h.inc"
@@ -249,6 +251,19 @@ LogicalResult ApplyPlanPass::splitMicrobatches(const Plan &plan,
                                               builder.getArrayAttr(dims),
                                               builder.getArrayAttr({})));
     }
+    std::set<int64_t> layers;
+    for (const ModelArgument &argument : *arguments)
+      if (std::optional<int64_t> layer = getLayerIndex(argument.name))
+        layers.insert(*layer);
+    std::optional<SmallVector<int64_t>> given;
+    if (pipeline.layersPerStage)
+      given.emplace(pipeline.layersPerStage->begin(),
+                    pipeline.layersPerStage->end());
+    llvm::Expected<SmallVector<int64_t>> perStage = getLayersPerStage(
+        *mesh.getAxisSize(pipeline.axis), layers.size(), given);
+    if (!perStage)
+      return error(plan.locations.pipeline)
+             << llvm::toString(perStage.takeError());
     SmallVector<NamedAttribute> attrs = {
         builder.getNamedAttr("axis", builder.getStringAttr(pipeline.axis)),
         builder.getNamedAttr("microbatch_axis",

@@ -23,8 +23,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/BitVector.h"
 
-#include <deque>
 #include <map>
+#include <set>
 
 namespace mlir::parc {
 #define GEN_PASS_DEF_PIPELINEPARTITIONPASS
@@ -81,6 +81,7 @@ public:
   FailureOr<SmallVector<func::FuncOp>> run();
 
 private:
+  void sumPartsSeparately();
   LogicalResult assignLayerStages();
   LogicalResult analyzeArguments();
   LogicalResult analyzeOp(Operation &op);
@@ -98,7 +99,6 @@ private:
   dist::MeshOp mesh;
   PipelineConfig config;
   Block &body;
-  SmallVector<int64_t> stageOfLayer;
   llvm::DenseMap<Value, ValueInfo> info;
   /// The stages each value is used on (its own included).
   llvm::DenseMap<Value, llvm::BitVector> needs;
@@ -155,43 +155,16 @@ LogicalResult PipelinePartitioner::assignLayerStages() {
             argument.getArgNumber(), ParcDialect::kNameAttrName))
       if (std::optional<int64_t> layer = getLayerIndex(name.getValue()))
         layers.insert(*layer);
-  int64_t numLayers = layers.size();
+  llvm::Expected<SmallVector<int64_t>> perStage = getLayersPerStage(
+      config.stages, layers.size(), config.layersPerStage);
+  if (!perStage)
+    return func.emitError(llvm::toString(perStage.takeError()));
   int64_t stages = config.stages;
-  if (config.layersPerStage) {
-    const SmallVector<int64_t> &given = *config.layersPerStage;
-    int64_t total = 0;
-    for (int64_t count : given)
-      total += count;
-    if (int64_t(given.size()) != stages || total != numLayers)
-      return func.emitError("\"layers_per_stage\" lists ")
-             << given.size() << " stages with " << total
-             << " layers; the pipeline has " << stages
-             << " stages and the model " << numLayers << " layers";
-  } else if (stages > numLayers) {
-    return func.emitError("the pipeline has ")
-           << stages << " stages but the model only " << numLayers
-           << " layers (parameters named like 'h.<i>.…'); each stage needs "
-              "at least one";
-  }
-  SmallVector<int64_t> perStage;
-  if (config.layersPerStage) {
-    perStage = *config.layersPerStage;
-  } else {
-    // Even; the first and last stages also hold the embedding and the
-    // head, so the middle stages take the extra layers first.
-    perStage.assign(stages, numLayers / stages);
-    int64_t extra = numLayers % stages;
-    for (int64_t s = 1; s < stages && extra > 0; ++s, --extra)
-      ++perStage[s];
-    if (extra > 0)
-      ++perStage[0];
-  }
   // Layer indices in order, whatever their numbering.
   auto layer = layers.begin();
-  stageOfLayer.clear();
   llvm::DenseMap<int64_t, int64_t> byIndex;
   for (int64_t s = 0; s < stages; ++s)
-    for (int64_t i = 0; i < perStage[s]; ++i, ++layer)
+    for (int64_t i = 0; i < (*perStage)[s]; ++i, ++layer)
       byIndex[*layer] = s;
   for (BlockArgument argument : body.getArguments())
     if (auto name = func.getArgAttrOfType<StringAttr>(
@@ -771,7 +744,51 @@ static LogicalResult checkDeadlockFree(MutableArrayRef<func::FuncOp> stages) {
   return success();
 }
 
+// A sum over micro-batches of `a + b` (a tied weight's two gradients, from
+// the first and the last stage) is the sum of the two sums: each stage then
+// accumulates its own part and sends it once, not once per micro-batch.
+void PipelinePartitioner::sumPartsSeparately() {
+  SmallVector<dist::AllReduceOp> worklist;
+  func.walk([&](dist::AllReduceOp sum) { worklist.push_back(sum); });
+  while (!worklist.empty()) {
+    dist::AllReduceOp sum = worklist.pop_back_val();
+    auto add = sum.getInput().getDefiningOp<AddOp>();
+    SplitAxes split = splitAxes(sum);
+    if (!add || !add->hasOneUse() || !split.overMicrobatches ||
+        sum.getReduction() != dist::ReductionKind::Sum ||
+        add.getLhs().getType() != add.getType() ||
+        add.getRhs().getType() != add.getType())
+      continue;
+    OpBuilder builder(sum);
+    auto microbatches =
+        builder.getArrayAttr(ArrayRef<Attribute>{config.microbatchAxis});
+    SmallVector<Value> parts;
+    for (Value operand : {add.getLhs(), add.getRhs()}) {
+      auto part = dist::AllReduceOp::create(
+          builder, sum.getLoc(), operand.getType(), operand,
+          sum.getMeshAttr(), microbatches, sum.getReductionAttr());
+      part->setDiscardableAttrs(sum->getDiscardableAttrDictionary());
+      parts.push_back(part);
+      worklist.push_back(part);
+    }
+    auto total = AddOp::create(builder, add.getLoc(), parts[0], parts[1]);
+    total->setDiscardableAttrs(add->getDiscardableAttrDictionary());
+    Value result = total;
+    if (!split.rest.empty()) {
+      auto rest = dist::AllReduceOp::create(
+          builder, sum.getLoc(), sum.getType(), total, sum.getMeshAttr(),
+          builder.getArrayAttr(split.rest), sum.getReductionAttr());
+      rest->setDiscardableAttrs(sum->getDiscardableAttrDictionary());
+      result = rest;
+    }
+    sum.replaceAllUsesWith(result);
+    sum.erase();
+    add.erase();
+  }
+}
+
 FailureOr<SmallVector<func::FuncOp>> PipelinePartitioner::run() {
+  sumPartsSeparately();
   if (failed(assignLayerStages()) || failed(analyzeArguments()))
     return failure();
   for (Operation &op : body.without_terminator())

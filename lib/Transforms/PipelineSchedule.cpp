@@ -32,3 +32,33 @@ mlir::parc::getStageSchedule(PipelineSchedule schedule, int64_t stage,
     backward(j);
   return units;
 }
+
+llvm::Expected<SmallVector<int64_t>>
+mlir::parc::getLayersPerStage(int64_t stages, int64_t numLayers,
+                              const std::optional<SmallVector<int64_t>> &given) {
+  if (given) {
+    int64_t total = 0;
+    for (int64_t count : *given)
+      total += count;
+    if (int64_t(given->size()) != stages || total != numLayers)
+      return llvm::createStringError(
+          "\"layers_per_stage\" lists " + std::to_string(given->size()) +
+          " stages with " + std::to_string(total) +
+          " layers; the pipeline has " + std::to_string(stages) +
+          " stages and the model " + std::to_string(numLayers) + " layers");
+    return *given;
+  }
+  if (stages > numLayers)
+    return llvm::createStringError(
+        "the pipeline has " + std::to_string(stages) +
+        " stages but the model only " + std::to_string(numLayers) +
+        " layers (parameters named like 'h.<i>.…'); each stage needs at "
+        "least one");
+  SmallVector<int64_t> perStage(stages, numLayers / stages);
+  int64_t extra = numLayers % stages;
+  for (int64_t s = 1; s < stages && extra > 0; ++s, --extra)
+    ++perStage[s];
+  if (extra > 0)
+    ++perStage[0];
+  return perStage;
+}

@@ -22,6 +22,7 @@
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/MemoryPlan.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Transforms/Pipeline.h"
 
 #include "dist/IR/DistOps.h"
 #include "mlir/IR/Builders.h"
@@ -171,34 +172,48 @@ int main(int argc, char **argv) {
     pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planFile}));
   pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
   pm.addNestedPass<func::FuncOp>(createPartitionPass());
+  pm.addPass(createPipelinePartitionPass());
   pm.addNestedPass<func::FuncOp>(createMemoryPlanPass());
   if (failed(pm.run(*module)))
     return 1;
 
-  func::FuncOp func = findModelFunction(*module, funcName);
-  if (!func)
-    return fail("no model function " +
-                (funcName.empty() ? "(@forward, or a single function)"
-                                  : "@" + funcName) +
-                " in " + inputFile);
+  // One executable, or one per pipeline stage (MPMD: a stage's ranks run
+  // only its program, so each holds only its stage's code and memory plan).
+  SmallVector<func::FuncOp> functions = getStageFunctions(*module);
+  bool pipelined = !functions.empty();
+  if (!pipelined) {
+    func::FuncOp func = findModelFunction(*module, funcName);
+    if (!func)
+      return fail("no model function " +
+                  (funcName.empty() ? "(@forward, or a single function)"
+                                    : "@" + funcName) +
+                  " in " + inputFile);
+    functions.push_back(func);
+  }
   if (std::error_code code = llvm::sys::fs::create_directories(outputDir))
     return fail("cannot create " + outputDir + ": " + code.message());
+  auto outPath = [&](StringRef name) {
+    SmallString<128> file(outputDir);
+    llvm::sys::path::append(file, name);
+    return std::string(file);
+  };
 
-  // What the summary reports is read before lowering replaces the function.
-  FailureOr<CompiledFigures> figures = measureCompiledProgram(func);
-  if (failed(figures))
-    return 1;
+  func::FuncOp first = functions.front();
   std::vector<std::string> axisNames;
   std::vector<int64_t> axisSizes;
-  if (auto meshName = func->getAttrOfType<FlatSymbolRefAttr>("dist.mesh"))
-    if (dist::MeshOp mesh = dist::lookupMesh(func, meshName))
+  if (auto meshName = first->getAttrOfType<FlatSymbolRefAttr>("dist.mesh"))
+    if (dist::MeshOp mesh = dist::lookupMesh(first, meshName))
       for (auto [name, size] :
            llvm::zip_equal(mesh.getAxisNames().getAsValueRange<StringAttr>(),
                            mesh.getAxisSizes())) {
         axisNames.push_back(name.str());
         axisSizes.push_back(size);
       }
-  int64_t ranks = figures->ranks;
+  std::string stageAxis;
+  if (auto pipeline = first->getAttrOfType<DictionaryAttr>(kPipelineAttrName))
+    if (auto axis = pipeline.getAs<StringAttr>("axis"))
+      stageAxis = axis.getValue().str();
+
   // A plan written by parc-plan carries its predictions; the summary prints
   // them beside the compiled figures (ApplyPlan has read the file already).
   std::optional<Plan> plan;
@@ -211,17 +226,37 @@ int main(int argc, char **argv) {
         llvm::consumeError(read.takeError());
     }
 
-  PassManager lowering(&context);
-  lowering.addPass(createLowerToRuntimePass(
-      LowerToRuntimePassOptions{func.getSymName().str()}));
-  if (failed(lowering.run(*module)))
-    return 1;
+  // What the summary reports is read before lowering replaces the
+  // functions.
+  std::string summary;
+  llvm::raw_string_ostream os(summary);
+  SmallVector<std::string> executables;
+  SmallVector<OwningOpRef<ModuleOp>> programs;
+  int64_t ranks = 1;
+  for (auto [stage, func] : llvm::enumerate(functions)) {
+    FailureOr<CompiledFigures> figures = measureCompiledProgram(func);
+    if (failed(figures))
+      return 1;
+    ranks = figures->ranks;
+    if (pipelined) {
+      os << "stage " << stage << " (" << func.getSymName() << "):\n";
+      printCompileSummary(os, *figures, nullptr);
+    } else {
+      printCompileSummary(os, *figures, plan ? &*plan : nullptr);
+    }
+    executables.push_back(pipelined ? "program.stage" + std::to_string(stage)
+                                    : "program");
+    // Each executable lowers its own copy of the module.
+    OwningOpRef<ModuleOp> program =
+        pipelined ? OwningOpRef<ModuleOp>(module->clone()) : std::move(module);
+    PassManager lowering(&context);
+    lowering.addPass(createLowerToRuntimePass(
+        LowerToRuntimePassOptions{func.getSymName().str()}));
+    if (failed(lowering.run(*program)))
+      return 1;
+    programs.push_back(std::move(program));
+  }
 
-  auto outPath = [&](StringRef name) {
-    SmallString<128> file(outputDir);
-    llvm::sys::path::append(file, name);
-    return std::string(file);
-  };
   if (fromOnnx) {
     parcrt::SafetensorsWriter writer;
     for (const OnnxWeight &weight : onnxWeights) {
@@ -238,63 +273,90 @@ int main(int argc, char **argv) {
     if (!writer.write(outPath("weights.safetensors"), &error))
       return fail(error);
   }
-  std::string summary;
-  llvm::raw_string_ostream os(summary);
-  printCompileSummary(os, *figures, plan ? &*plan : nullptr);
   llvm::outs() << summary;
   if (failed(writeFile(outPath("summary.txt"), summary)))
     return 1;
 
-  if (emit == "mlir") {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module->print(os);
-    return failed(writeFile(outPath("program.mlir"), text)) ? 1 : 0;
+  for (auto [executable, program] : llvm::zip_equal(executables, programs)) {
+    if (emit == "mlir") {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      program->print(os);
+      if (failed(writeFile(outPath(executable + ".mlir"), text)))
+        return 1;
+      continue;
+    }
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateToLLVMIR(*program, llvmContext);
+    if (!llvmModule)
+      return 1;
+    if (emit == "llvm") {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      llvmModule->print(os, nullptr);
+      if (failed(writeFile(outPath(executable + ".ll"), text)))
+        return 1;
+      continue;
+    }
+    std::string error;
+    if (failed(emitObjectFile(*llvmModule, outPath(executable + ".o"), error)))
+      return fail(error);
+    if (emit != "obj" &&
+        failed(link(outPath(executable + ".o"), outPath(executable))))
+      return 1;
   }
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateToLLVMIR(*module, llvmContext);
-  if (!llvmModule)
-    return 1;
-  if (emit == "llvm") {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    llvmModule->print(os, nullptr);
-    return failed(writeFile(outPath("program.ll"), text)) ? 1 : 0;
-  }
-  std::string error;
-  if (failed(emitObjectFile(*llvmModule, outPath("program.o"), error)))
-    return fail(error);
-  if (emit == "obj")
+  if (emit != "exe")
     return 0;
-  if (failed(link(outPath("program.o"), outPath("program"))))
-    return 1;
 
-  // An SPMD program: every rank runs the same executable.
+  // manifest.json: every rank's executable, stage and coordinates.
+  ::parc::MeshShape meshShape(axisSizes);
+  size_t stageAxisPosition =
+      llvm::find(axisNames, stageAxis) - axisNames.begin();
+  auto stageOf = [&](int64_t rank) -> int64_t {
+    return pipelined ? meshShape.getCoordinate(rank, stageAxisPosition) : 0;
+  };
   nlohmann::ordered_json manifest;
   manifest["ranks"] = ranks;
   manifest["mesh"] = {{"axes", axisNames}, {"sizes", axisSizes}};
+  if (pipelined)
+    manifest["pipeline_axis"] = stageAxis;
   nlohmann::ordered_json rankList = nlohmann::ordered_json::array();
-  ::parc::MeshShape meshShape(axisSizes);
   for (int64_t rank = 0; rank < ranks; ++rank) {
-    rankList.push_back({{"rank", rank},
-                        {"executable", "program"},
-                        {"coordinates", meshShape.getCoordinates(rank)}});
+    nlohmann::ordered_json entry = {{"rank", rank},
+                                    {"executable", executables[stageOf(rank)]}};
+    if (pipelined)
+      entry["stage"] = stageOf(rank);
+    entry["coordinates"] = meshShape.getCoordinates(rank);
+    rankList.push_back(entry);
   }
   manifest["rank_programs"] = rankList;
   if (failed(writeFile(outPath("manifest.json"), manifest.dump(2) + "\n")))
     return 1;
 
+  // launch.sh: mpirun's MPMD form, one `-np N exe` per run of consecutive
+  // ranks with the same executable (all ranks of a stage when the stage
+  // axis is the first).
+  std::string command = "exec mpirun ${PARC_MPIRUN_FLAGS:---bind-to none}";
+  for (int64_t rank = 0; rank < ranks;) {
+    int64_t end = rank;
+    while (end < ranks && stageOf(end) == stageOf(rank))
+      ++end;
+    if (rank > 0)
+      command += " :";
+    command += " -np " + std::to_string(end - rank) +
+               " \"$(dirname \"$0\")/" + executables[stageOf(rank)] +
+               "\" \"$@\"";
+    rank = end;
+  }
   std::string launch =
       "#!/bin/sh\n"
       "# Runs the compiled program on its " +
       std::to_string(ranks) +
       " ranks. mpirun flags go in PARC_MPIRUN_FLAGS\n"
       "# (default --bind-to none: Open MPI would pin each rank to one core and\n"
-      "# starve a multi-threaded BLAS); program flags follow.\n"
-      "exec mpirun -np " + std::to_string(ranks) +
-      " ${PARC_MPIRUN_FLAGS:---bind-to none} \"$(dirname \"$0\")/program\" "
-      "\"$@\"\n";
+      "# starve a multi-threaded BLAS); program flags follow.\n" +
+      command + "\n";
   if (failed(writeFile(outPath("launch.sh"), launch)))
     return 1;
   llvm::sys::fs::setPermissions(outPath("launch.sh"),
@@ -305,8 +367,10 @@ int main(int argc, char **argv) {
   if (fromOnnx)
     llvm::outs() << "the model's weights: launch.sh --weights "
                  << outPath("weights.safetensors") << "\n";
-  llvm::outs() << "wrote " << outPath("program") << ", "
-               << outPath("manifest.json") << ", " << outPath("launch.sh")
-               << "\n";
+  llvm::outs() << "wrote";
+  for (const std::string &executable : executables)
+    llvm::outs() << " " << outPath(executable) << ",";
+  llvm::outs() << " " << outPath("manifest.json") << ", "
+               << outPath("launch.sh") << "\n";
   return 0;
 }
