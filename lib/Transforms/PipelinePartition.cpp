@@ -83,6 +83,7 @@ public:
 private:
   void sumPartsSeparately();
   LogicalResult assignLayerStages();
+  LogicalResult assignStagesByCost();
   LogicalResult analyzeArguments();
   LogicalResult analyzeOp(Operation &op);
   void computeNeeds();
@@ -105,6 +106,9 @@ private:
   SmallVector<llvm::BitVector> resultStages;
   /// The sums over micro-batches each value feeds.
   llvm::DenseMap<Value, SmallVector<Operation *>> sumsOf;
+  /// Without layers: the stage of each forward op on the inputs' path, by
+  /// the FLOPs before it.
+  llvm::DenseMap<Operation *, int64_t> stageByCost;
   bool hasBackward = false;
 
   friend class StageEmitter;
@@ -160,6 +164,8 @@ LogicalResult PipelinePartitioner::assignLayerStages() {
   if (!perStage)
     return func.emitError(llvm::toString(perStage.takeError()));
   int64_t stages = config.stages;
+  if (perStage->empty())
+    return assignStagesByCost();
   // Layer indices in order, whatever their numbering.
   auto layer = layers.begin();
   llvm::DenseMap<int64_t, int64_t> byIndex;
@@ -174,6 +180,45 @@ LogicalResult PipelinePartitioner::assignLayerStages() {
         value.stage = byIndex.lookup(*index);
         value.fromParameters = true;
       }
+  return success();
+}
+
+// A model without layers: its forward ops on the inputs' path go to stages
+// in program order, each stage taking an equal share of their FLOPs.
+LogicalResult PipelinePartitioner::assignStagesByCost() {
+  llvm::DenseSet<Value> fromInputs;
+  for (BlockArgument argument : body.getArguments()) {
+    auto role = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                  ParcDialect::kRoleAttrName);
+    if (role && (role.getValue() == "input" || role.getValue() == "label"))
+      fromInputs.insert(argument);
+  }
+  SmallVector<std::pair<Operation *, int64_t>> path;
+  int64_t total = 0;
+  for (Operation &op : body.without_terminator()) {
+    if (op.hasAttr(kPhaseAttrName) && getPhase(&op) != Phase::Forward)
+      continue;
+    if (llvm::none_of(op.getOperands(),
+                      [&](Value v) { return fromInputs.contains(v); }))
+      continue;
+    for (Value result : op.getResults())
+      fromInputs.insert(result);
+    auto counted = dyn_cast<FlopCountOpInterface>(op);
+    int64_t flops = counted ? counted.getFlopCount() : 0;
+    path.push_back({&op, flops});
+    total += flops;
+  }
+  if (total == 0)
+    return func.emitError("the model has no layers (parameters named like "
+                          "'h.<i>.…') and no FLOPs to split into stages");
+  // An op's stage is where the middle of its FLOPs falls.
+  int64_t before = 0;
+  for (auto [op, flops] : path) {
+    double middle = before + flops / 2.0;
+    stageByCost[op] = std::min<int64_t>(
+        config.stages - 1, int64_t(middle * config.stages / total));
+    before += flops;
+  }
   return success();
 }
 
@@ -307,6 +352,10 @@ LogicalResult PipelinePartitioner::analyzeOp(Operation &op) {
       parameters = std::max(parameters.value_or(value.stage), value.stage);
     if (value.phase == Phase::Forward)
       saved = std::max(saved.value_or(value.stage), value.stage);
+  }
+  if (auto byCost = stageByCost.find(&op); byCost != stageByCost.end()) {
+    anyStaged = true;
+    latest = std::max(latest.value_or(byCost->second), byCost->second);
   }
   if (anyStaged) {
     fromParameters = !fromInputs;

@@ -36,6 +36,10 @@ mlir::parc::getStageSchedule(PipelineSchedule schedule, int64_t stage,
 llvm::Expected<SmallVector<int64_t>>
 mlir::parc::getLayersPerStage(int64_t stages, int64_t numLayers,
                               const std::optional<SmallVector<int64_t>> &given) {
+  if (given && numLayers == 0)
+    return llvm::createStringError(
+        "\"layers_per_stage\" is given, but the model has no layers "
+        "(parameters named like 'h.<i>.…') to split");
   if (given) {
     int64_t total = 0;
     for (int64_t count : *given)
@@ -48,6 +52,9 @@ mlir::parc::getLayersPerStage(int64_t stages, int64_t numLayers,
           " stages and the model " + std::to_string(numLayers) + " layers");
     return *given;
   }
+  // No layers: the stages split the forward ops by cost instead.
+  if (numLayers == 0)
+    return SmallVector<int64_t>();
   if (stages > numLayers)
     return llvm::createStringError(
         "the pipeline has " + std::to_string(stages) +

@@ -46,8 +46,9 @@ SmallVector<ScheduleUnit> getStageSchedule(PipelineSchedule schedule,
 /// The layers of each of `stages` stages for a model of `numLayers` layers:
 /// `given` when it fits, else an even split (the middle stages take the
 /// extra layers first: the first and last also hold the embedding and the
-/// head). An error message when `given` does not fit or there are more
-/// stages than layers.
+/// head); empty for a model without layers, whose forward ops the stages
+/// split by FLOPs. An error message when `given` does not fit or there are
+/// more stages than layers.
 llvm::Expected<SmallVector<int64_t>>
 getLayersPerStage(int64_t stages, int64_t numLayers,
                   const std::optional<SmallVector<int64_t>> &given);
