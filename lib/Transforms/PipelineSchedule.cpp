@@ -33,6 +33,15 @@ mlir::parc::getStageSchedule(PipelineSchedule schedule, int64_t stage,
   return units;
 }
 
+int64_t mlir::parc::getMaxInFlight(ArrayRef<ScheduleUnit> units) {
+  int64_t inFlight = 0, most = 0;
+  for (const ScheduleUnit &unit : units) {
+    inFlight += unit.backward ? -1 : 1;
+    most = std::max(most, inFlight);
+  }
+  return most;
+}
+
 llvm::Expected<SmallVector<int64_t>>
 mlir::parc::getLayersPerStage(int64_t stages, int64_t numLayers,
                               const std::optional<SmallVector<int64_t>> &given) {

@@ -137,6 +137,25 @@ static LogicalResult link(StringRef object, StringRef executable) {
   return success();
 }
 
+/// A stage's schedule and the micro-batches it holds activations of.
+static void printStageSchedule(llvm::raw_ostream &os, func::FuncOp stageFunc,
+                               int64_t stage, int64_t stages) {
+  auto pipeline = stageFunc->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
+  auto schedule = pipeline.getAs<StringAttr>("schedule");
+  int64_t microbatches = pipeline.getAs<IntegerAttr>("microbatches").getInt();
+  bool hasBackward = false;
+  stageFunc.walk([&](Operation *op) {
+    hasBackward |= op->hasAttr(kPhaseAttrName) && getPhase(op) != Phase::Forward;
+  });
+  SmallVector<ScheduleUnit> units = getStageSchedule(
+      schedule.getValue() == "gpipe" ? PipelineSchedule::GPipe
+                                     : PipelineSchedule::OneFOneB,
+      stage, stages, microbatches, hasBackward);
+  os << "schedule: " << schedule.getValue() << ", " << microbatches
+     << " micro-batches, activations of at most " << getMaxInFlight(units)
+     << " micro-batches alive\n";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -214,6 +233,9 @@ int main(int argc, char **argv) {
     if (auto axis = pipeline.getAs<StringAttr>("axis"))
       stageAxis = axis.getValue().str();
 
+  size_t stageAxisPosition =
+      llvm::find(axisNames, stageAxis) - axisNames.begin();
+
   // A plan written by parc-plan carries its predictions; the summary prints
   // them beside the compiled figures (ApplyPlan has read the file already).
   std::optional<Plan> plan;
@@ -240,6 +262,7 @@ int main(int argc, char **argv) {
     ranks = figures->ranks;
     if (pipelined) {
       os << "stage " << stage << " (" << func.getSymName() << "):\n";
+      printStageSchedule(os, func, stage, axisSizes[stageAxisPosition]);
       printCompileSummary(os, *figures, nullptr);
     } else {
       printCompileSummary(os, *figures, plan ? &*plan : nullptr);
@@ -311,8 +334,6 @@ int main(int argc, char **argv) {
 
   // manifest.json: every rank's executable, stage and coordinates.
   ::parc::MeshShape meshShape(axisSizes);
-  size_t stageAxisPosition =
-      llvm::find(axisNames, stageAxis) - axisNames.begin();
   auto stageOf = [&](int64_t rank) -> int64_t {
     return pipelined ? meshShape.getCoordinate(rank, stageAxisPosition) : 0;
   };

@@ -43,6 +43,10 @@ SmallVector<ScheduleUnit> getStageSchedule(PipelineSchedule schedule,
                                            int64_t microbatches,
                                            bool hasBackward);
 
+/// The most micro-batches whose forward has run and backward has not, at
+/// any point of `units`: how many micro-batches' activations a stage holds.
+int64_t getMaxInFlight(ArrayRef<ScheduleUnit> units);
+
 /// The layers of each of `stages` stages for a model of `numLayers` layers:
 /// `given` when it fits, else an even split (the middle stages take the
 /// extra layers first: the first and last also hold the embedding and the
