@@ -8,6 +8,7 @@
 #ifndef PARCRT_CORE_CONTEXT_H
 #define PARCRT_CORE_CONTEXT_H
 
+#include "core/Trace.h"
 #include "core/Watchdog.h"
 #include "parcrt/Backend.h"
 
@@ -20,6 +21,8 @@ struct parcrt_context {
   parcrt::MeshInfo mesh;
   /// Brackets every collective; may be null (no timeout).
   parcrt::Watchdog *watchdog = nullptr;
+  /// Times every call with --trace; null otherwise.
+  parcrt::Tracer *tracer = nullptr;
 };
 
 #endif // PARCRT_CORE_CONTEXT_H

@@ -15,6 +15,7 @@
 #include "main/Feedback.h"
 #include "main/Program.h"
 #include "main/ResultGather.h"
+#include "main/TraceFile.h"
 #include "parcrt/Values.h"
 
 #include <mpi.h>
@@ -26,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 using namespace parcrt;
 
@@ -34,11 +36,12 @@ namespace {
 const char *const usage =
     "usage: %s [--steps N] [--weights FILE] [--inputs FILE] [--seed N]\n"
     "          [--out FILE] [--backend cpu|cuda] [--timeout SECONDS]\n"
+    "          [--trace FILE]\n"
     "Launch with mpirun on as many ranks as the program's mesh has.\n";
 
 struct Options {
   int64_t steps = 1;
-  std::string weights, inputs, out;
+  std::string weights, inputs, out, trace;
   uint64_t seed = 0;
   std::string backend = "cpu";
   double timeout = 30;
@@ -98,6 +101,8 @@ bool parseOptions(int argc, char **argv, Options &options, std::string *error) {
       options.inputs = value;
     } else if (flag == "--out") {
       options.out = value;
+    } else if (flag == "--trace") {
+      options.trace = value;
     } else if (flag == "--backend") {
       if (value != "cpu" && value != "cuda") {
         *error = "--backend expects cpu or cuda, not '" + value + "'";
@@ -180,6 +185,14 @@ std::string stageMismatch(const Program &program, const MeshInfo &mesh) {
          std::to_string(stage.index) + " of " + std::to_string(stage.count) +
          " (launch the stages in order: mpirun -np N stage0 : -np N stage1 "
          "...)";
+}
+
+/// How the trace names this rank's process: "rank 3 (stage 1)".
+std::string traceProcessName(const Program &program, int rank) {
+  std::string name = "rank " + std::to_string(rank);
+  if (program.stage)
+    name += " (stage " + std::to_string(program.stage->index) + ")";
+  return name;
 }
 
 void printSummary(const GatheredResult &result) {
@@ -275,8 +288,21 @@ int run(int argc, char **argv, int rank, int size) {
     return 1;
   }
 
+  // Created before the steps: an unwritable path fails now, not after them.
+  TraceFile traceFile;
+  if (!allSucceeded(options.trace.empty() ||
+                        traceFile.create(options.trace, rank, &error),
+                    error, rank, size)) {
+    backend->release(arena);
+    return 1;
+  }
+  std::optional<Tracer> tracer;
+  if (!options.trace.empty())
+    tracer.emplace(options.steps, options.backend == "cuda");
+
   Watchdog watchdog(mesh, options.timeout);
-  parcrt_context context{backend.get(), arena, mesh, &watchdog};
+  parcrt_context context{backend.get(), arena, mesh, &watchdog,
+                         tracer ? &*tracer : nullptr};
   // Step times exclude the per-step printing; the first step warms caches
   // and communicators and is left out of the mean when there are others.
   double measuredSeconds = 0;
@@ -287,8 +313,15 @@ int run(int argc, char **argv, int rank, int size) {
     if (program->results[i].globalShape.empty() && !feedsBack(feedback, i))
       metrics.push_back(i);
   }
+  if (tracer) {
+    // The ranks' common time origin, up to the barrier's skew.
+    MPI_Barrier(MPI_COMM_WORLD);
+    tracer->start();
+  }
   for (int64_t step = 1; step <= options.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
+    if (tracer)
+      tracer->beginStep(static_cast<int32_t>(step));
     parc_program_step(&context);
     // Pending sends wait for their receivers: watched, naming the peer.
     backend->communicator().synchronize(&watchdog);
@@ -297,6 +330,8 @@ int run(int argc, char **argv, int rank, int size) {
       applyFeedback(*program, feedback, *backend, arena);
       backend->synchronize();
     }
+    if (tracer)
+      tracer->endStep();
     if (step > 1 || options.steps == 1)
       measuredSeconds += std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
@@ -306,6 +341,15 @@ int run(int argc, char **argv, int rank, int size) {
                   metric.name.c_str(), metric.values[0]);
     if (rank == 0)
       std::fflush(stdout);
+  }
+
+  if (tracer &&
+      !allSucceeded(
+          traceFile.write(
+              tracer->format(mesh, traceProcessName(*program, rank)), &error),
+          error, rank, size)) {
+    backend->release(arena);
+    return 1;
   }
 
   int64_t measuredSteps = options.steps > 1 ? options.steps - 1 : options.steps;
