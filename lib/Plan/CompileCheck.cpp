@@ -2,6 +2,7 @@
 
 #include "parc/Plan/CompileCheck.h"
 
+#include "parc/IR/ModelConvention.h"
 #include "parc/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -49,12 +50,26 @@ FailureOr<CompiledFigures> mlir::parc::compilePlan(func::FuncOp forward,
   pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planPath.str().str()}));
   pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
   pm.addNestedPass<func::FuncOp>(createPartitionPass());
+  pm.addPass(createPipelinePartitionPass());
   pm.addNestedPass<func::FuncOp>(createMemoryPlanPass());
   if (failed(pm.run(*module))) {
     error = messages.empty() ? "the compiler rejected the plan" : messages;
     return failure();
   }
-  return measureCompiledProgram(step);
+  // A pipeline's figures are its heaviest stage's: the memory that must
+  // fit on every device.
+  SmallVector<func::FuncOp> stages = getStageFunctions(*module);
+  if (stages.empty())
+    return measureCompiledProgram(step);
+  std::optional<CompiledFigures> heaviest;
+  for (func::FuncOp stage : stages) {
+    FailureOr<CompiledFigures> figures = measureCompiledProgram(stage);
+    if (failed(figures))
+      return failure();
+    if (!heaviest || figures->arenaBytes > heaviest->arenaBytes)
+      heaviest = std::move(*figures);
+  }
+  return *heaviest;
 }
 
 void mlir::parc::checkBuildablePlans(SearchResult &result,

@@ -2,6 +2,7 @@
 
 #include "parc/Plan/ModelGraph.h"
 
+#include "parc/IR/DimensionFlow.h"
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/Transforms/Autodiff.h"
@@ -29,56 +30,6 @@ static std::string getStructure(ArrayRef<Operation *> ops) {
     os << ";";
   }
   return text;
-}
-
-namespace {
-
-/// Which dimensions of each value derive from some dimensions of the inputs
-/// (all of them: token dimensions; the first: the batch), and which factors
-/// of each op span them.
-struct DimensionFlow {
-  llvm::DenseMap<Value, SmallVector<bool>> dims;
-  llvm::DenseMap<Operation *, SmallVector<bool>> factors;
-
-  bool spans(Value value) const {
-    auto it = dims.find(value);
-    return it != dims.end() && llvm::is_contained(it->second, true);
-  }
-};
-
-} // namespace
-
-static DimensionFlow
-propagateDimensions(Block &body,
-                    ArrayRef<std::pair<Value, SmallVector<bool>>> seeds) {
-  DimensionFlow flow;
-  for (const auto &[value, dims] : seeds)
-    flow.dims[value] = dims;
-  for (Operation &op : body) {
-    auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
-    if (!ruleOp)
-      continue;
-    ShardingRule rule = ruleOp.getShardingRule();
-    SmallVector<bool> factors(rule.getFactors().size(), false);
-    for (auto [index, operand] : llvm::enumerate(op.getOperands())) {
-      auto it = flow.dims.find(operand);
-      if (it == flow.dims.end())
-        continue;
-      for (auto [dim, dimFactors] : llvm::enumerate(rule.getOperands()[index]))
-        if (dim < it->second.size() && it->second[dim])
-          for (int64_t factor : dimFactors)
-            factors[factor] = true;
-    }
-    for (auto [index, result] : llvm::enumerate(op.getResults())) {
-      SmallVector<bool> dims;
-      for (const DimFactors &dimFactors : rule.getResults()[index])
-        dims.push_back(llvm::any_of(
-            dimFactors, [&](int64_t factor) { return factors[factor]; }));
-      flow.dims[result] = std::move(dims);
-    }
-    flow.factors[&op] = std::move(factors);
-  }
-  return flow;
 }
 
 FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
@@ -156,15 +107,15 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
     }
     batchSeeds.push_back({value, batchDim});
   }
-  DimensionFlow tokens = propagateDimensions(body, tokenSeeds);
+  DimensionFlow tokens = followDimensions(body, tokenSeeds);
   // Sharding rules give a dimension of size 1 no factor, so a model written
   // at batch 1 cannot follow its batch dimension; the token dimensions
   // (which the sequence keeps alive) stand in for it. They count a tensor
   // such as the position embedding's gradient, summed over the batch, as
   // growing with it: a small overestimate of its bytes.
   DimensionFlow batches = graph.batch > 1
-                              ? propagateDimensions(body, batchSeeds)
-                              : propagateDimensions(body, tokenSeeds);
+                              ? followDimensions(body, batchSeeds)
+                              : followDimensions(body, tokenSeeds);
 
   // Segments from parameter names.
   llvm::DenseMap<Value, int64_t> valueLayer;

@@ -39,10 +39,12 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
                            const ReportContext &context) {
   const SearchOptions &options = *context.options;
   Plan plan;
+  // Micro-batches run as a pipeline, of one stage without pp.
+  bool pipelined = chosen.pp > 1 || chosen.microbatches > 1;
   for (auto [name, size] : {std::pair<const char *, int64_t>{"pp", chosen.pp},
                             {"dp", chosen.dp},
                             {"tp", chosen.tp}})
-    if (size > 1)
+    if (size > 1 || (pipelined && StringRef(name) == "pp"))
       plan.mesh.push_back({name, size, {}});
   if (plan.mesh.empty())
     plan.mesh.push_back({"dp", 1, {}});
@@ -97,7 +99,7 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
 
   if (chosen.sequenceParallel)
     plan.sequenceParallel = true;
-  if (chosen.pp > 1) {
+  if (pipelined) {
     PipelinePlan pipeline;
     pipeline.axis = "pp";
     pipeline.microbatches = chosen.microbatches;

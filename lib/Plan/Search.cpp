@@ -403,16 +403,18 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
 
 void Searcher::checkBuildable(EvaluatedPlan &plan) const {
   plan.buildable = false;
-  if (plan.pp > 1)
-    plan.notBuildable = "pipeline parallelism (issue 10)";
+  if (plan.pp > 1 && plan.schedule &&
+      (plan.virtualStages > 1 || (*plan.schedule != PipelineSchedule::GPipe &&
+                                  *plan.schedule != PipelineSchedule::OneFOneB)))
+    plan.notBuildable = "the " +
+                        getPipelineScheduleName(*plan.schedule).str() +
+                        " pipeline schedule (issue 10)";
   else if (plan.zero > 1)
     plan.notBuildable = "ZeRO-" + std::to_string(plan.zero) + " (issue 11)";
   else if (plan.recompute != Recompute::None)
     plan.notBuildable = "recomputation (issue 11)";
   else if (options.dtype == "bf16")
     plan.notBuildable = "bf16 mixed precision (issue 11)";
-  else if (plan.microbatches > 1)
-    plan.notBuildable = "gradient accumulation over micro-batches (issue 10)";
   else if (options.globalBatch != graph.getBatch())
     plan.notBuildable = "the model's batch is " +
                         std::to_string(graph.getBatch()) +

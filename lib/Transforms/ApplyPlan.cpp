@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/IR/DistOps.h"
+#include "parc/IR/DimensionFlow.h"
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/Plan/Plan.h"
@@ -251,6 +252,49 @@ LogicalResult ApplyPlanPass::splitMicrobatches(const Plan &plan,
                                               builder.getArrayAttr(dims),
                                               builder.getArrayAttr({})));
     }
+    // Values the plan pins carry the micro-batch axis on their batch
+    // dimension too, or partitioning would gather them over it.
+    SmallVector<std::pair<Value, SmallVector<bool>>> batches;
+    for (const ModelArgument &argument : *arguments)
+      if (argument.role == ArgumentRole::Input ||
+          argument.role == ArgumentRole::Label) {
+        SmallVector<bool> dims(argument.type.getRank(), false);
+        dims[0] = true;
+        batches.push_back({func.getArgument(argument.index), dims});
+      }
+    DimensionFlow flow = followDimensions(func.getBody().front(), batches);
+    WalkResult walk = func.walk([&](dist::ConstraintOp pinned) {
+      if (!pinned->hasAttr(dist::DistDialect::kFromPlanAttrName))
+        return WalkResult::advance();
+      auto it = flow.dims.find(pinned.getInput());
+      if (it == flow.dims.end() || !llvm::is_contained(it->second, true))
+        return WalkResult::advance();
+      unsigned dim = llvm::find(it->second, true) - it->second.begin();
+      dist::ShardingAttr sharding = pinned.getSharding();
+      SmallVector<Attribute> dims =
+          llvm::to_vector(sharding.getDims().getValue());
+      SmallVector<Attribute> axes =
+          llvm::to_vector(cast<ArrayAttr>(dims[dim]).getValue());
+      int64_t shards = microbatches;
+      for (Attribute axis : axes)
+        shards *= *mesh.getAxisSize(cast<StringAttr>(axis).getValue());
+      if (pinned.getType().getDimSize(dim) % shards != 0) {
+        error(plan.locations.pipeline)
+            << "\"microbatches\": " << microbatches
+            << " do not divide the batch dimension of a value the plan pins ("
+            << pinned.getType() << ", dimension " << dim << ")";
+        return WalkResult::interrupt();
+      }
+      axes.push_back(builder.getStringAttr(kMicrobatchAxis));
+      dims[dim] = builder.getArrayAttr(axes);
+      pinned.setShardingAttr(dist::ShardingAttr::get(
+          &getContext(), sharding.getMesh(), builder.getArrayAttr(dims),
+          sharding.getPartial()));
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
     std::set<int64_t> layers;
     for (const ModelArgument &argument : *arguments)
       if (std::optional<int64_t> layer = getLayerIndex(argument.name))

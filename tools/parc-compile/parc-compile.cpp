@@ -255,18 +255,27 @@ int main(int argc, char **argv) {
   SmallVector<std::string> executables;
   SmallVector<OwningOpRef<ModuleOp>> programs;
   int64_t ranks = 1;
-  for (auto [stage, func] : llvm::enumerate(functions)) {
-    FailureOr<CompiledFigures> figures = measureCompiledProgram(func);
-    if (failed(figures))
+  SmallVector<CompiledFigures> figures;
+  for (func::FuncOp func : functions) {
+    FailureOr<CompiledFigures> measured = measureCompiledProgram(func);
+    if (failed(measured))
       return 1;
-    ranks = figures->ranks;
+    figures.push_back(std::move(*measured));
+  }
+  // A plan's predictions are of the stage that needs the most memory.
+  size_t heaviest = llvm::max_element(figures, [](const CompiledFigures &a,
+                                                  const CompiledFigures &b) {
+                      return a.arenaBytes < b.arenaBytes;
+                    }) -
+                    figures.begin();
+  for (auto [stage, func] : llvm::enumerate(functions)) {
+    ranks = figures[stage].ranks;
     if (pipelined) {
       os << "stage " << stage << " (" << func.getSymName() << "):\n";
       printStageSchedule(os, func, stage, axisSizes[stageAxisPosition]);
-      printCompileSummary(os, *figures, nullptr);
-    } else {
-      printCompileSummary(os, *figures, plan ? &*plan : nullptr);
     }
+    printCompileSummary(os, figures[stage],
+                        plan && stage == heaviest ? &*plan : nullptr);
     executables.push_back(pipelined ? "program.stage" + std::to_string(stage)
                                     : "program");
     // Each executable lowers its own copy of the module.
