@@ -77,13 +77,16 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
                                      const ReportContext &context,
                                      int64_t count) {
   double limit = context.options->memoryLimit;
-  for (size_t i = 0; i < result.plans.size() && count > 0;) {
+  // Plans the compiler refuses do not use up the count, but the attempts
+  // are bounded: each is a whole compile.
+  int64_t attempts = 4 * count;
+  for (size_t i = 0; i < result.plans.size() && count > 0 && attempts > 0;) {
     EvaluatedPlan &plan = result.plans[i];
     if (!plan.buildable) {
       ++i;
       continue;
     }
-    --count;
+    --attempts;
     std::string error;
     FailureOr<CompiledFigures> figures =
         compilePlan(graph.getFunction(), buildPlan(plan, graph, context),
@@ -96,6 +99,7 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
                std::to_string(figures->arenaBytes) + " bytes per rank";
     if (reason.empty()) {
       plan.compiledArenaBytes = figures->arenaBytes;
+      --count;
       ++i;
       continue;
     }

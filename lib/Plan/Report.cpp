@@ -104,9 +104,11 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
     pipeline.axis = "pp";
     pipeline.microbatches = chosen.microbatches;
     pipeline.schedule = chosen.schedule;
+    // Interleaved chunks split the layers evenly, as the cost model does.
     if (chosen.virtualStages > 1)
       pipeline.virtualStages = chosen.virtualStages;
-    pipeline.layersPerStage = chosen.layersPerStage;
+    else
+      pipeline.layersPerStage = chosen.layersPerStage;
     plan.pipeline = pipeline;
   }
   plan.zero = chosen.zero;

@@ -404,8 +404,7 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
 void Searcher::checkBuildable(EvaluatedPlan &plan) const {
   plan.buildable = false;
   if (plan.pp > 1 && plan.schedule &&
-      (plan.virtualStages > 1 || (*plan.schedule != PipelineSchedule::GPipe &&
-                                  *plan.schedule != PipelineSchedule::OneFOneB)))
+      *plan.schedule == PipelineSchedule::ZeroBubbleH1)
     plan.notBuildable = "the " +
                         getPipelineScheduleName(*plan.schedule).str() +
                         " pipeline schedule (issue 10)";

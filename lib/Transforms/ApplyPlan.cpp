@@ -108,16 +108,24 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
   if (const std::optional<PipelinePlan> &pipeline = plan.pipeline) {
     PipelineSchedule schedule =
         pipeline->schedule.value_or(PipelineSchedule::OneFOneB);
-    if (schedule != PipelineSchedule::GPipe &&
-        schedule != PipelineSchedule::OneFOneB)
+    if (schedule == PipelineSchedule::ZeroBubbleH1)
       return error(at.pipeline)
              << "the pipeline schedule \"" << getPipelineScheduleName(schedule)
-             << "\" is not built yet (issue 10); parc-compile builds \"gpipe\" "
-                "and \"1f1b\"";
-    if (pipeline->virtualStages.value_or(1) != 1)
+             << "\" is not built yet (issue 10); parc-compile builds "
+                "\"gpipe\", \"1f1b\" and \"interleaved-1f1b\"";
+    int64_t virtualStages = pipeline->virtualStages.value_or(1);
+    bool interleaved = schedule == PipelineSchedule::Interleaved1F1B;
+    if (interleaved != (virtualStages > 1))
       return error(at.pipeline)
-             << "\"virtual_stages\": " << *pipeline->virtualStages
-             << " (interleaved stages) is not built yet (issue 10)";
+             << (interleaved ? "\"interleaved-1f1b\" needs \"virtual_stages\" "
+                               "of at least 2"
+                             : "\"virtual_stages\" > 1 needs the schedule "
+                               "\"interleaved-1f1b\"");
+    if (interleaved && pipeline->layersPerStage)
+      return error(at.pipeline)
+             << "\"layers_per_stage\" cannot be given with interleaved "
+                "stages: the layers split evenly into stages x virtual_stages "
+                "chunks";
     for (const MeshAxis &axis : plan.mesh)
       if (axis.name == kMicrobatchAxis)
         return error(at.mesh) << "the mesh axis name '" << kMicrobatchAxis
@@ -303,8 +311,23 @@ LogicalResult ApplyPlanPass::splitMicrobatches(const Plan &plan,
     if (pipeline.layersPerStage)
       given.emplace(pipeline.layersPerStage->begin(),
                     pipeline.layersPerStage->end());
+    int64_t stages = *mesh.getAxisSize(pipeline.axis);
+    int64_t virtualStages = pipeline.virtualStages.value_or(1);
+    if (virtualStages > 1) {
+      int64_t chunks = stages * virtualStages;
+      if (microbatches % stages != 0)
+        return error(plan.locations.pipeline)
+               << "interleaved stages need micro-batches in groups of the "
+               << stages << " stages; \"microbatches\": " << microbatches
+               << " is not a multiple";
+      if (layers.empty() || int64_t(layers.size()) % chunks != 0)
+        return error(plan.locations.pipeline)
+               << "the model's " << layers.size()
+               << " layers do not split evenly into " << stages
+               << " stages x " << virtualStages << " virtual stages";
+    }
     llvm::Expected<SmallVector<int64_t>> perStage = getLayersPerStage(
-        *mesh.getAxisSize(pipeline.axis), layers.size(), given);
+        stages * virtualStages, layers.size(), given);
     if (!perStage)
       return error(plan.locations.pipeline)
              << llvm::toString(perStage.takeError());
@@ -318,6 +341,9 @@ LogicalResult ApplyPlanPass::splitMicrobatches(const Plan &plan,
             "schedule",
             builder.getStringAttr(getPipelineScheduleName(
                 pipeline.schedule.value_or(PipelineSchedule::OneFOneB))))};
+    if (virtualStages > 1)
+      attrs.push_back(builder.getNamedAttr(
+          "virtual_stages", builder.getI64IntegerAttr(virtualStages)));
     if (pipeline.layersPerStage)
       attrs.push_back(builder.getNamedAttr(
           "layers_per_stage",

@@ -42,13 +42,14 @@ constexpr int64_t kMaxChannels = 32768;
 
 struct PipelineConfig {
   StringAttr axis, microbatchAxis;
-  int64_t stages = 1, microbatches = 1;
+  int64_t stages = 1, microbatches = 1, virtualStages = 1;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   std::optional<SmallVector<int64_t>> layersPerStage;
 };
 
 /// Where a value of the one-micro-batch program lives and how it varies.
 struct ValueInfo {
+  /// The model chunk (the stage without interleaving) that computes it;
   /// kNoStage: materialized on every stage that needs it.
   int64_t stage = kNoStage;
   bool perMicrobatch = false;
@@ -91,7 +92,11 @@ private:
   FailureOr<func::FuncOp> emitStage(int64_t stage);
 
   SplitAxes splitAxes(Operation *op) const;
-  int64_t stageOfLayerValue(BlockArgument argument) const;
+  /// The stage that runs model chunk `chunk`.
+  int64_t stageOf(int64_t chunk) const { return chunk % config.stages; }
+  int64_t getNumChunks() const {
+    return config.stages * config.virtualStages;
+  }
   /// A sharding without the micro-batch axis, and the dimension it split.
   std::pair<dist::ShardingAttr, std::optional<unsigned>>
   withoutMicrobatches(dist::ShardingAttr sharding) const;
@@ -160,18 +165,18 @@ LogicalResult PipelinePartitioner::assignLayerStages() {
       if (std::optional<int64_t> layer = getLayerIndex(name.getValue()))
         layers.insert(*layer);
   llvm::Expected<SmallVector<int64_t>> perStage = getLayersPerStage(
-      config.stages, layers.size(), config.layersPerStage);
+      getNumChunks(), layers.size(), config.layersPerStage);
   if (!perStage)
     return func.emitError(llvm::toString(perStage.takeError()));
-  int64_t stages = config.stages;
+  int64_t chunks = getNumChunks();
   if (perStage->empty())
     return assignStagesByCost();
   // Layer indices in order, whatever their numbering.
   auto layer = layers.begin();
   llvm::DenseMap<int64_t, int64_t> byIndex;
-  for (int64_t s = 0; s < stages; ++s)
-    for (int64_t i = 0; i < (*perStage)[s]; ++i, ++layer)
-      byIndex[*layer] = s;
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int64_t i = 0; i < (*perStage)[c]; ++i, ++layer)
+      byIndex[*layer] = c;
   for (BlockArgument argument : body.getArguments())
     if (auto name = func.getArgAttrOfType<StringAttr>(
             argument.getArgNumber(), ParcDialect::kNameAttrName))
@@ -216,7 +221,7 @@ LogicalResult PipelinePartitioner::assignStagesByCost() {
   for (auto [op, flops] : path) {
     double middle = before + flops / 2.0;
     stageByCost[op] = std::min<int64_t>(
-        config.stages - 1, int64_t(middle * config.stages / total));
+        getNumChunks() - 1, int64_t(middle * getNumChunks() / total));
     before += flops;
   }
   return success();
@@ -278,10 +283,6 @@ SplitAxes PipelinePartitioner::splitAxes(Operation *op) const {
     else
       split.rest.push_back(axis);
   return split;
-}
-
-int64_t PipelinePartitioner::stageOfLayerValue(BlockArgument argument) const {
-  return info.lookup(argument).stage;
 }
 
 LogicalResult PipelinePartitioner::analyzeOp(Operation &op) {
@@ -393,7 +394,7 @@ void PipelinePartitioner::computeNeeds() {
       int64_t stage = op.getNumResults() ? info[op.getResult(0)].stage
                                          : kNoStage;
       if (stage != kNoStage) {
-        where.set(stage);
+        where.set(stageOf(stage));
       } else {
         for (Value result : op.getResults())
           if (auto it = needs.find(result); it != needs.end())
@@ -423,7 +424,7 @@ void PipelinePartitioner::computeNeeds() {
       where = needs.lookup(argument->second);
     if (where.none()) {
       int64_t stage = info[value].stage;
-      where.set(stage == kNoStage ? 0 : stage);
+      where.set(stage == kNoStage ? 0 : stageOf(stage));
     }
     resultStages.push_back(where);
   }
@@ -444,7 +445,7 @@ LogicalResult PipelinePartitioner::assignChannels() {
     llvm::BitVector others = needs.lookup(value);
     if (others.empty())
       return;
-    others.reset(valueInfo.stage);
+    others.reset(stageOf(valueInfo.stage));
     if (others.none())
       return;
     valueInfo.channel = next;
@@ -500,13 +501,15 @@ FailureOr<Value> StageEmitter::get(Value value, int64_t microbatch) {
     if (failed(emit(value.getDefiningOp(), microbatch)))
       return failure();
     return copies.at(key);
-  } else if (valueInfo.stage == stage) {
+  } else if (p.stageOf(valueInfo.stage) == stage) {
     return emitError(value.getLoc(), "internal error: a value is used on stage ")
            << stage << " before it is computed there";
   } else {
     result = dist::RecvOp::create(
         builder, value.getLoc(), value.getType(),
-        p.mesh.getSymName(), p.config.axis.getValue(), valueInfo.stage, valueInfo.channel + std::max<int64_t>(copy, 0));
+        p.mesh.getSymName(), p.config.axis.getValue(),
+        p.stageOf(valueInfo.stage),
+        valueInfo.channel + std::max<int64_t>(copy, 0));
   }
   copies[key] = result;
   return result;
@@ -516,7 +519,7 @@ void StageEmitter::produced(Value value, Value copy, int64_t microbatch) {
   const ValueInfo &valueInfo = p.info[value];
   int64_t index = valueInfo.perMicrobatch ? microbatch : -1;
   copies[{value.getAsOpaquePointer(), index}] = copy;
-  if (valueInfo.stage != stage)
+  if (valueInfo.stage == kNoStage || p.stageOf(valueInfo.stage) != stage)
     return;
   if (valueInfo.channel >= 0) {
     llvm::BitVector others = p.needs.lookup(value);
@@ -702,7 +705,10 @@ FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
     emitter.arguments[argument] = local;
 
   auto onStage = [&](Operation &op) {
-    return op.getNumResults() && info[op.getResult(0)].stage == stage;
+    if (!op.getNumResults())
+      return false;
+    int64_t chunk = info[op.getResult(0)].stage;
+    return chunk != kNoStage && stageOf(chunk) == stage;
   };
   // Invariant ops first, then the micro-batches, then what follows their
   // sum.
@@ -712,9 +718,11 @@ FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
       return failure();
   for (ScheduleUnit unit :
        getStageSchedule(config.schedule, stage, config.stages,
-                        config.microbatches, hasBackward))
+                        config.microbatches, config.virtualStages,
+                        hasBackward))
     for (Operation &op : body.without_terminator()) {
-      if (!onStage(op) || !info[op.getResult(0)].perMicrobatch)
+      if (!onStage(op) || !info[op.getResult(0)].perMicrobatch ||
+          info[op.getResult(0)].stage != unit.chunk)
         continue;
       bool backward = info[op.getResult(0)].phase != Phase::Forward;
       if (backward == unit.backward &&
@@ -896,9 +904,20 @@ static FailureOr<PipelineConfig> readConfig(func::FuncOp func,
     config.schedule = PipelineSchedule::GPipe;
   else if (schedule.getValue() == "1f1b")
     config.schedule = PipelineSchedule::OneFOneB;
+  else if (schedule.getValue() == "interleaved-1f1b")
+    config.schedule = PipelineSchedule::Interleaved1F1B;
   else
     return func.emitError("pipeline schedule '")
-           << schedule.getValue() << "' is not built (gpipe, 1f1b)";
+           << schedule.getValue()
+           << "' is not built (gpipe, 1f1b, interleaved-1f1b)";
+  if (auto virtualStages = attr.getAs<IntegerAttr>("virtual_stages"))
+    config.virtualStages = virtualStages.getInt();
+  if ((config.virtualStages > 1) !=
+          (config.schedule == PipelineSchedule::Interleaved1F1B) ||
+      config.virtualStages < 1 ||
+      (config.virtualStages > 1 && config.microbatches % config.stages != 0))
+    return func.emitError("an interleaved pipeline needs virtual_stages > 1 "
+                          "and micro-batches a multiple of the stages");
   if (auto layers = attr.getAs<DenseI64ArrayAttr>("layers_per_stage"))
     config.layersPerStage = SmallVector<int64_t>(layers.asArrayRef());
   return config;

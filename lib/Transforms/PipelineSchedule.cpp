@@ -2,35 +2,81 @@
 
 #include "parc/Transforms/Pipeline.h"
 
+#include "dist/IR/DistOps.h"
+
 using namespace mlir;
 using namespace mlir::parc;
 
 SmallVector<ScheduleUnit>
 mlir::parc::getStageSchedule(PipelineSchedule schedule, int64_t stage,
                              int64_t stages, int64_t microbatches,
-                             bool hasBackward) {
+                             int64_t virtualStages, bool hasBackward) {
+  // The k-th forward (backward) unit of this stage: micro-batches go
+  // through the chunks in groups of `stages` (backwards through the chunks
+  // in reverse), as Megatron-LM's interleaved schedule does; with one chunk
+  // per stage this is micro-batch k.
+  int64_t group = stages * virtualStages;
+  auto unit = [&](int64_t k, bool backward) {
+    int64_t local = (k % group) / stages;
+    if (backward)
+      local = virtualStages - 1 - local;
+    int64_t microbatch =
+        virtualStages == 1 ? k : (k / group) * stages + k % stages;
+    return ScheduleUnit{backward, microbatch, local * stages + stage};
+  };
+  int64_t total = microbatches * virtualStages;
   SmallVector<ScheduleUnit> units;
-  auto forward = [&](int64_t j) { units.push_back({false, j}); };
-  auto backward = [&](int64_t j) { units.push_back({true, j}); };
   if (!hasBackward) {
-    for (int64_t j = 0; j < microbatches; ++j)
-      forward(j);
+    for (int64_t k = 0; k < total; ++k)
+      units.push_back(unit(k, false));
     return units;
   }
-  // GPipe: warm up with every micro-batch. 1F1B: with as many as there are
-  // stages after this one, so the last stage alternates from the start.
-  int64_t warmup = schedule == PipelineSchedule::GPipe
-                       ? microbatches
-                       : std::min(stages - stage - 1, microbatches);
-  for (int64_t j = 0; j < warmup; ++j)
-    forward(j);
-  for (int64_t j = 0; j < microbatches - warmup; ++j) {
-    forward(warmup + j);
-    backward(j);
+  // GPipe warms up with every unit; 1F1B with as many micro-batches as
+  // there are stages after this one, so the last stage alternates from the
+  // start; interleaving adds the other chunks of the first group.
+  int64_t warmup = schedule == PipelineSchedule::GPipe ? total
+                   : virtualStages == 1
+                       ? stages - stage - 1
+                       : 2 * (stages - stage - 1) + (virtualStages - 1) * stages;
+  warmup = std::min(warmup, total);
+  for (int64_t k = 0; k < warmup; ++k)
+    units.push_back(unit(k, false));
+  for (int64_t k = 0; k < total - warmup; ++k) {
+    units.push_back(unit(warmup + k, false));
+    units.push_back(unit(k, true));
   }
-  for (int64_t j = microbatches - warmup; j < microbatches; ++j)
-    backward(j);
+  for (int64_t k = total - warmup; k < total; ++k)
+    units.push_back(unit(k, true));
   return units;
+}
+
+SmallVector<ScheduleUnit> mlir::parc::getStageSchedule(func::FuncOp stageFunc) {
+  auto pipeline = stageFunc->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
+  auto stage = stageFunc->getAttrOfType<IntegerAttr>(kStageAttrName);
+  auto meshName = stageFunc->getAttrOfType<FlatSymbolRefAttr>("dist.mesh");
+  dist::MeshOp mesh =
+      meshName ? dist::lookupMesh(stageFunc, meshName) : dist::MeshOp();
+  if (!pipeline || !stage || !mesh)
+    return {};
+  auto axis = pipeline.getAs<StringAttr>("axis");
+  auto schedule = pipeline.getAs<StringAttr>("schedule");
+  auto microbatches = pipeline.getAs<IntegerAttr>("microbatches");
+  auto virtualStages = pipeline.getAs<IntegerAttr>("virtual_stages");
+  std::optional<int64_t> stages =
+      axis ? mesh.getAxisSize(axis.getValue()) : std::nullopt;
+  if (!schedule || !microbatches || !stages)
+    return {};
+  bool hasBackward = false;
+  stageFunc.walk([&](Operation *op) {
+    hasBackward |= op->hasAttr(kPhaseAttrName) && getPhase(op) != Phase::Forward;
+  });
+  return getStageSchedule(
+      schedule.getValue() == "gpipe" ? PipelineSchedule::GPipe
+      : schedule.getValue() == "interleaved-1f1b"
+          ? PipelineSchedule::Interleaved1F1B
+          : PipelineSchedule::OneFOneB,
+      stage.getInt(), *stages, microbatches.getInt(),
+      virtualStages ? virtualStages.getInt() : 1, hasBackward);
 }
 
 int64_t mlir::parc::getMaxInFlight(ArrayRef<ScheduleUnit> units) {

@@ -138,21 +138,12 @@ static LogicalResult link(StringRef object, StringRef executable) {
 }
 
 /// A stage's schedule and the micro-batches it holds activations of.
-static void printStageSchedule(llvm::raw_ostream &os, func::FuncOp stageFunc,
-                               int64_t stage, int64_t stages) {
+static void printStageSchedule(llvm::raw_ostream &os, func::FuncOp stageFunc) {
   auto pipeline = stageFunc->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
-  auto schedule = pipeline.getAs<StringAttr>("schedule");
-  int64_t microbatches = pipeline.getAs<IntegerAttr>("microbatches").getInt();
-  bool hasBackward = false;
-  stageFunc.walk([&](Operation *op) {
-    hasBackward |= op->hasAttr(kPhaseAttrName) && getPhase(op) != Phase::Forward;
-  });
-  SmallVector<ScheduleUnit> units = getStageSchedule(
-      schedule.getValue() == "gpipe" ? PipelineSchedule::GPipe
-                                     : PipelineSchedule::OneFOneB,
-      stage, stages, microbatches, hasBackward);
-  os << "schedule: " << schedule.getValue() << ", " << microbatches
-     << " micro-batches, activations of at most " << getMaxInFlight(units)
+  os << "schedule: " << pipeline.getAs<StringAttr>("schedule").getValue()
+     << ", " << pipeline.getAs<IntegerAttr>("microbatches").getInt()
+     << " micro-batches, activations of at most "
+     << getMaxInFlight(getStageSchedule(stageFunc))
      << " micro-batches alive\n";
 }
 
@@ -272,7 +263,7 @@ int main(int argc, char **argv) {
     ranks = figures[stage].ranks;
     if (pipelined) {
       os << "stage " << stage << " (" << func.getSymName() << "):\n";
-      printStageSchedule(os, func, stage, axisSizes[stageAxisPosition]);
+      printStageSchedule(os, func);
     }
     printCompileSummary(os, figures[stage],
                         plan && stage == heaviest ? &*plan : nullptr);

@@ -24,24 +24,37 @@ constexpr StringLiteral kPipelineAttrName = "dist.pipeline";
 /// The mesh axis ApplyPlan adds for micro-batches (minor to all others).
 constexpr StringLiteral kMicrobatchAxis = "microbatch";
 
-/// One step of a stage's schedule: the forward or backward of a micro-batch.
+/// One step of a stage's schedule: the forward or backward of a micro-batch
+/// through one model chunk. Chunk c runs on stage c mod stages; without
+/// interleaving chunk and stage are the same.
 struct ScheduleUnit {
   bool backward;
   int64_t microbatch;
+  int64_t chunk;
   bool operator==(const ScheduleUnit &other) const {
-    return backward == other.backward && microbatch == other.microbatch;
+    return backward == other.backward && microbatch == other.microbatch &&
+           chunk == other.chunk;
   }
 };
 
-/// The units stage `stage` of `stages` runs, in order: GPipe runs every
+/// The units stage `stage` of `stages` runs, in order. GPipe runs every
 /// forward then every backward; 1F1B (PipeDream-Flush) runs
 /// min(stages - stage - 1, microbatches) forwards, then alternates one
-/// forward and one backward, then the remaining backwards. Without a
-/// backward (a forward-only model) both are every forward in order.
+/// forward and one backward, then the remaining backwards. Interleaved 1F1B
+/// (Megatron-LM's, `virtualStages` chunks per stage, micro-batches a
+/// multiple of the stages) goes through the chunks in groups of `stages`
+/// micro-batches, warms up with 2 (stages - stage - 1) + (virtualStages -
+/// 1) stages forwards and alternates after that. Without a backward (a
+/// forward-only model) every schedule runs the forwards in order.
 SmallVector<ScheduleUnit> getStageSchedule(PipelineSchedule schedule,
                                            int64_t stage, int64_t stages,
                                            int64_t microbatches,
+                                           int64_t virtualStages,
                                            bool hasBackward);
+
+/// The units of a stage function that --parc-pipeline-partition built, from
+/// its `dist.stage` and `dist.pipeline`.
+SmallVector<ScheduleUnit> getStageSchedule(func::FuncOp stageFunc);
 
 /// The most micro-batches whose forward has run and backward has not, at
 /// any point of `units`: how many micro-batches' activations a stage holds.
