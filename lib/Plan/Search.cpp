@@ -403,12 +403,7 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
 
 void Searcher::checkBuildable(EvaluatedPlan &plan) const {
   plan.buildable = false;
-  if (plan.pp > 1 && plan.schedule &&
-      *plan.schedule == PipelineSchedule::ZeroBubbleH1)
-    plan.notBuildable = "the " +
-                        getPipelineScheduleName(*plan.schedule).str() +
-                        " pipeline schedule (issue 10)";
-  else if (plan.zero > 1)
+  if (plan.zero > 1)
     plan.notBuildable = "ZeRO-" + std::to_string(plan.zero) + " (issue 11)";
   else if (plan.recompute != Recompute::None)
     plan.notBuildable = "recomputation (issue 11)";

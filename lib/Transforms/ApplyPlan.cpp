@@ -108,11 +108,6 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
   if (const std::optional<PipelinePlan> &pipeline = plan.pipeline) {
     PipelineSchedule schedule =
         pipeline->schedule.value_or(PipelineSchedule::OneFOneB);
-    if (schedule == PipelineSchedule::ZeroBubbleH1)
-      return error(at.pipeline)
-             << "the pipeline schedule \"" << getPipelineScheduleName(schedule)
-             << "\" is not built yet (issue 10); parc-compile builds "
-                "\"gpipe\", \"1f1b\" and \"interleaved-1f1b\"";
     int64_t virtualStages = pipeline->virtualStages.value_or(1);
     bool interleaved = schedule == PipelineSchedule::Interleaved1F1B;
     if (interleaved != (virtualStages > 1))

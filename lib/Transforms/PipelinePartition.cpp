@@ -716,6 +716,39 @@ FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
     if (onStage(op) && !info[op.getResult(0)].perMicrobatch &&
         !info[op.getResult(0)].afterSum && failed(emitter.emit(&op, -1)))
       return failure();
+  // The backward ops a zero-bubble schedule runs as input gradients: those
+  // whose results another stage needs (the gradient sent back) or an input
+  // gradient op reads; the others compute only weight gradients.
+  llvm::DenseSet<Operation *> inputGradientOps;
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (!onStage(op) || !info[op.getResult(0)].perMicrobatch ||
+        info[op.getResult(0)].phase == Phase::Forward)
+      continue;
+    bool feedsInputGradients = llvm::any_of(op.getResults(), [&](Value v) {
+      llvm::BitVector others = needs.lookup(v);
+      if (!others.empty())
+        others.reset(stage);
+      return others.any() || llvm::any_of(v.getUsers(), [&](Operation *user) {
+               return inputGradientOps.contains(user);
+             });
+    });
+    if (feedsInputGradients)
+      inputGradientOps.insert(&op);
+  }
+  auto inUnit = [&](Operation &op, ScheduleUnit unit) {
+    bool backward = info[op.getResult(0)].phase != Phase::Forward;
+    switch (unit.kind) {
+    case ScheduleUnit::Forward:
+      return !backward;
+    case ScheduleUnit::Backward:
+      return backward;
+    case ScheduleUnit::InputGradient:
+      return backward && inputGradientOps.contains(&op);
+    case ScheduleUnit::WeightGradient:
+      return backward && !inputGradientOps.contains(&op);
+    }
+    return false;
+  };
   for (ScheduleUnit unit :
        getStageSchedule(config.schedule, stage, config.stages,
                         config.microbatches, config.virtualStages,
@@ -724,9 +757,7 @@ FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
       if (!onStage(op) || !info[op.getResult(0)].perMicrobatch ||
           info[op.getResult(0)].stage != unit.chunk)
         continue;
-      bool backward = info[op.getResult(0)].phase != Phase::Forward;
-      if (backward == unit.backward &&
-          failed(emitter.emit(&op, unit.microbatch)))
+      if (inUnit(op, unit) && failed(emitter.emit(&op, unit.microbatch)))
         return failure();
     }
   for (Operation &op : body.without_terminator())
@@ -906,10 +937,12 @@ static FailureOr<PipelineConfig> readConfig(func::FuncOp func,
     config.schedule = PipelineSchedule::OneFOneB;
   else if (schedule.getValue() == "interleaved-1f1b")
     config.schedule = PipelineSchedule::Interleaved1F1B;
+  else if (schedule.getValue() == "zb-h1")
+    config.schedule = PipelineSchedule::ZeroBubbleH1;
   else
     return func.emitError("pipeline schedule '")
            << schedule.getValue()
-           << "' is not built (gpipe, 1f1b, interleaved-1f1b)";
+           << "' is not built (gpipe, 1f1b, interleaved-1f1b, zb-h1)";
   if (auto virtualStages = attr.getAs<IntegerAttr>("virtual_stages"))
     config.virtualStages = virtualStages.getInt();
   if ((config.virtualStages > 1) !=

@@ -22,7 +22,9 @@ mlir::parc::getStageSchedule(PipelineSchedule schedule, int64_t stage,
       local = virtualStages - 1 - local;
     int64_t microbatch =
         virtualStages == 1 ? k : (k / group) * stages + k % stages;
-    return ScheduleUnit{backward, microbatch, local * stages + stage};
+    return ScheduleUnit{backward ? ScheduleUnit::Backward
+                                 : ScheduleUnit::Forward,
+                        microbatch, local * stages + stage};
   };
   int64_t total = microbatches * virtualStages;
   SmallVector<ScheduleUnit> units;
@@ -47,7 +49,25 @@ mlir::parc::getStageSchedule(PipelineSchedule schedule, int64_t stage,
   }
   for (int64_t k = total - warmup; k < total; ++k)
     units.push_back(unit(k, true));
-  return units;
+  if (schedule != PipelineSchedule::ZeroBubbleH1)
+    return units;
+  // ZB-H1: the first `stage` backwards (this stage's share of 1F1B's
+  // cooldown bubble) defer their weight gradients to the end.
+  SmallVector<ScheduleUnit> split;
+  SmallVector<ScheduleUnit> deferred;
+  for (ScheduleUnit each : units) {
+    if (each.kind == ScheduleUnit::Backward &&
+        int64_t(deferred.size()) < std::min(stage, microbatches)) {
+      split.push_back({ScheduleUnit::InputGradient, each.microbatch,
+                       each.chunk});
+      deferred.push_back({ScheduleUnit::WeightGradient, each.microbatch,
+                          each.chunk});
+      continue;
+    }
+    split.push_back(each);
+  }
+  llvm::append_range(split, deferred);
+  return split;
 }
 
 SmallVector<ScheduleUnit> mlir::parc::getStageSchedule(func::FuncOp stageFunc) {
@@ -74,7 +94,8 @@ SmallVector<ScheduleUnit> mlir::parc::getStageSchedule(func::FuncOp stageFunc) {
       schedule.getValue() == "gpipe" ? PipelineSchedule::GPipe
       : schedule.getValue() == "interleaved-1f1b"
           ? PipelineSchedule::Interleaved1F1B
-          : PipelineSchedule::OneFOneB,
+      : schedule.getValue() == "zb-h1" ? PipelineSchedule::ZeroBubbleH1
+                                       : PipelineSchedule::OneFOneB,
       stage.getInt(), *stages, microbatches.getInt(),
       virtualStages ? virtualStages.getInt() : 1, hasBackward);
 }
@@ -82,7 +103,12 @@ SmallVector<ScheduleUnit> mlir::parc::getStageSchedule(func::FuncOp stageFunc) {
 int64_t mlir::parc::getMaxInFlight(ArrayRef<ScheduleUnit> units) {
   int64_t inFlight = 0, most = 0;
   for (const ScheduleUnit &unit : units) {
-    inFlight += unit.backward ? -1 : 1;
+    // A micro-batch's activations go with its input gradients (weight
+    // gradients keep only what their matmuls read).
+    if (unit.kind == ScheduleUnit::Forward)
+      ++inFlight;
+    else if (unit.kind != ScheduleUnit::WeightGradient)
+      --inFlight;
     most = std::max(most, inFlight);
   }
   return most;

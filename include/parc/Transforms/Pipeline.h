@@ -28,11 +28,14 @@ constexpr StringLiteral kMicrobatchAxis = "microbatch";
 /// through one model chunk. Chunk c runs on stage c mod stages; without
 /// interleaving chunk and stage are the same.
 struct ScheduleUnit {
-  bool backward;
+  /// A backward is the input gradients and the weight gradients together;
+  /// zero-bubble schedules run the two apart.
+  enum Kind { Forward, Backward, InputGradient, WeightGradient };
+  Kind kind;
   int64_t microbatch;
   int64_t chunk;
   bool operator==(const ScheduleUnit &other) const {
-    return backward == other.backward && microbatch == other.microbatch &&
+    return kind == other.kind && microbatch == other.microbatch &&
            chunk == other.chunk;
   }
 };
@@ -44,8 +47,11 @@ struct ScheduleUnit {
 /// (Megatron-LM's, `virtualStages` chunks per stage, micro-batches a
 /// multiple of the stages) goes through the chunks in groups of `stages`
 /// micro-batches, warms up with 2 (stages - stage - 1) + (virtualStages -
-/// 1) stages forwards and alternates after that. Without a backward (a
-/// forward-only model) every schedule runs the forwards in order.
+/// 1) stages forwards and alternates after that. ZB-H1 (Qi et al., ICLR'24)
+/// is 1F1B whose first `stage` backwards compute only input gradients:
+/// their weight gradients run at the end, in 1F1B's cooldown bubble, with
+/// 1F1B's memory. Without a backward (a forward-only model) every schedule
+/// runs the forwards in order.
 SmallVector<ScheduleUnit> getStageSchedule(PipelineSchedule schedule,
                                            int64_t stage, int64_t stages,
                                            int64_t microbatches,
