@@ -301,6 +301,9 @@ int run(int argc, char **argv, int rank, int size) {
     tracer.emplace(options.steps, options.backend == "cuda");
 
   Watchdog watchdog(mesh, options.timeout);
+  std::vector<int> allAxes;
+  for (size_t axis = 0; axis < mesh.axisSizes.size(); ++axis)
+    allAxes.push_back(static_cast<int>(axis));
   parcrt_context context{backend.get(), arena, mesh, &watchdog,
                          tracer ? &*tracer : nullptr};
   // Step times exclude the per-step printing; the first step warms caches
@@ -336,7 +339,13 @@ int run(int argc, char **argv, int rank, int size) {
       measuredSeconds += std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
-    for (const GatheredResult &metric : gather.gather(metrics, *backend, arena))
+    std::vector<GatheredResult> stepMetrics;
+    {
+      // Every rank takes part: one that stopped would hang the others.
+      Watched watched(&watchdog, "result gather", allAxes);
+      stepMetrics = gather.gather(metrics, *backend, arena);
+    }
+    for (const GatheredResult &metric : stepMetrics)
       std::printf("step %lld: %s = %.6g\n", static_cast<long long>(step),
                   metric.name.c_str(), metric.values[0]);
     if (rank == 0)
@@ -359,8 +368,11 @@ int run(int argc, char **argv, int rank, int size) {
                 static_cast<long long>(measuredSteps));
 
   SafetensorsWriter writer;
-  std::vector<GatheredResult> results =
-      gather.gather(allResults, *backend, arena);
+  std::vector<GatheredResult> results;
+  {
+    Watched watched(&watchdog, "result gather", allAxes);
+    results = gather.gather(allResults, *backend, arena);
+  }
   for (const GatheredResult &result : results) {
     printSummary(result);
     writer.add(result.name, fileDType(result.dtype), result.shape,

@@ -15,9 +15,9 @@ import time
 
 mode, victim, deadline = sys.argv[1], sys.argv[2], float(sys.argv[3])
 command = sys.argv[4:]
-# Only this job's ranks: other tests may run programs at the same time.
-program = os.path.join(os.path.dirname(os.path.abspath(command[0])),
-                       "program").encode()
+# Only this job's ranks (its `program`, or `program.stageN` of a pipeline):
+# other tests may run programs at the same time.
+directory = os.path.dirname(os.path.abspath(command[0])).encode()
 job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        start_new_session=True)
 
@@ -37,7 +37,9 @@ def rank_pids():
         except OSError:
             continue
         rank = env.get(b"OMPI_COMM_WORLD_RANK")
-        if rank is not None and cmdline.split(b"\0")[0] == program:
+        executable = cmdline.split(b"\0")[0]
+        if (rank is not None and os.path.dirname(executable) == directory
+                and os.path.basename(executable).startswith(b"program")):
             found[rank.decode()] = int(pid)
     return found
 
