@@ -139,6 +139,8 @@ public:
 
 private:
   LogicalResult emitSumOverMicrobatches(Operation *op);
+  /// The micro-batches' copies of `value` joined along `dim`.
+  FailureOr<Value> joinMicrobatches(Value value, unsigned dim, Location loc);
   void produced(Value value, Value copy, int64_t microbatch);
   Value sliceMicrobatch(Value whole, unsigned dim, int64_t microbatch);
 
@@ -566,20 +568,11 @@ LogicalResult StageEmitter::emitSumOverMicrobatches(Operation *op) {
                                         allReduce.getReductionAttr());
   } else {
     auto allGather = cast<dist::AllGatherOp>(op);
-    SmallVector<Value> parts;
-    for (int64_t j = 0; j < p.config.microbatches; ++j) {
-      FailureOr<Value> part = get(operand, j);
-      if (failed(part))
-        return failure();
-      parts.push_back(*part);
-    }
-    auto partType = cast<RankedTensorType>(operand.getType());
-    SmallVector<int64_t> shape(partType.getShape());
-    shape[allGather.getDim()] *= p.config.microbatches;
-    total = ConcatOp::create(
-        builder, op->getLoc(),
-        RankedTensorType::get(shape, partType.getElementType()), parts,
-        allGather.getDim());
+    FailureOr<Value> joined =
+        joinMicrobatches(operand, allGather.getDim(), op->getLoc());
+    if (failed(joined))
+      return failure();
+    total = *joined;
     if (!split.rest.empty())
       total = dist::AllGatherOp::create(builder, op->getLoc(), op->getResult(0).getType(),
                                         total, meshRef, rest,
@@ -650,6 +643,11 @@ FailureOr<Value> StageEmitter::getResult(Value value, unsigned resultIndex) {
     return emitError(value.getLoc(), "result #")
            << resultIndex << " differs per micro-batch but its sharding does "
                              "not split it over micro-batches";
+  return joinMicrobatches(value, *dim, value.getLoc());
+}
+
+FailureOr<Value> StageEmitter::joinMicrobatches(Value value, unsigned dim,
+                                                Location loc) {
   SmallVector<Value> parts;
   for (int64_t j = 0; j < p.config.microbatches; ++j) {
     FailureOr<Value> part = get(value, j);
@@ -659,10 +657,10 @@ FailureOr<Value> StageEmitter::getResult(Value value, unsigned resultIndex) {
   }
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape(type.getShape());
-  shape[*dim] *= p.config.microbatches;
-  return ConcatOp::create(builder, value.getLoc(),
+  shape[dim] *= p.config.microbatches;
+  return ConcatOp::create(builder, loc,
                           RankedTensorType::get(shape, type.getElementType()),
-                          parts, *dim)
+                          parts, dim)
       .getResult();
 }
 
