@@ -167,8 +167,6 @@ static void printPlanDetails(llvm::raw_ostream &os, const EvaluatedPlan &plan,
      << ", gradients " << gib(m.gradients) << ", optimizer state "
      << gib(m.optimizerState) << ", activations " << gib(m.activations)
      << ", temporaries " << gib(m.temporaries);
-  if (m.nextStepCopies > 0)
-    os << ", next-step copies " << gib(m.nextStepCopies);
   os << "\n";
   if (plan.pp > 1) {
     os << bullet << "layers per stage:";

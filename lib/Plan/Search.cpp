@@ -416,11 +416,6 @@ void Searcher::checkBuildable(EvaluatedPlan &plan) const {
                         std::to_string(options.globalBatch) + ")";
   else
     plan.buildable = true;
-  // parc's executables keep each next-step parameter and optimizer state as
-  // a result of its own until donation lands (issue 11).
-  if (plan.buildable)
-    plan.memory.nextStepCopies =
-        plan.memory.parameters + plan.memory.optimizerState;
 }
 
 void Searcher::admit(EvaluatedPlan plan) {

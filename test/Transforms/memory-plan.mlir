@@ -1,20 +1,73 @@
-// RUN: parc-opt %s --parc-plan-memory | FileCheck %s
+// RUN: parc-opt %s --parc-plan-memory --parc-verify-memory-plan -split-input-file | FileCheck %s
 // Arguments and results keep their place for the whole program; a tensor
-// that dies is reused, but never by the op that reads it last.
+// that dies is reused; an elementwise op writes over an operand that dies
+// at it; a parameter's next value goes into the parameter's buffer.
 
-// 4x4xf32 = 64 bytes each, so offsets step by 64.
+// 4x4xf32 = 64 bytes each. relu cannot write over the argument %x (it
+// persists); each later op writes over its dying operand.
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: %arg0: tensor<4x4xf32> {parc.name = "x", parc.offset = 0 : i64
-// CHECK-SAME: attributes {parc.arena_bytes = 192 : i64, parc.tensor_bytes = 320 : i64}
+// CHECK-SAME: attributes {parc.arena_bytes = 128 : i64, parc.tensor_bytes = 320 : i64}
 // CHECK: parc.relu %arg0 {parc.offsets = array<i64: 64>}
-// CHECK: parc.exp %{{.*}} {parc.offsets = array<i64: 128>}
-// %0 is dead after %1: %2 takes its place, and %3 takes %1's.
+// CHECK: parc.exp %{{.*}} {parc.offsets = array<i64: 64>}
 // CHECK: parc.tanh %{{.*}} {parc.offsets = array<i64: 64>}
-// CHECK: parc.neg %{{.*}} {parc.offsets = array<i64: 128>}
+// CHECK: parc.neg %{{.*}} {parc.offsets = array<i64: 64>}
 func.func @chain(%x: tensor<4x4xf32> {parc.role = "input", parc.name = "x"}) -> tensor<4x4xf32> {
   %0 = parc.relu %x : tensor<4x4xf32>
   %1 = parc.exp %0 : tensor<4x4xf32>
   %2 = parc.tanh %1 : tensor<4x4xf32>
   %3 = parc.neg %2 : tensor<4x4xf32>
   return %3 : tensor<4x4xf32>
+}
+
+// -----
+
+// A matmul may not write over its operands: %1 gets a buffer of its own
+// although %0 dies at it; the relu after it writes over %1.
+// CHECK-LABEL: func.func @matmul
+// CHECK: parc.exp %arg0 {parc.offsets = array<i64: 128>}
+// CHECK: parc.matmul {{.*}} {parc.offsets = array<i64: 192>}
+// CHECK: parc.relu {{.*}} {parc.offsets = array<i64: 192>}
+func.func @matmul(%x: tensor<4x4xf32> {parc.role = "input", parc.name = "x"},
+                  %w: tensor<4x4xf32> {parc.role = "param", parc.name = "w"}) -> tensor<4x4xf32> {
+  %0 = parc.exp %x : tensor<4x4xf32>
+  %1 = parc.matmul %0, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %2 = parc.relu %1 : tensor<4x4xf32>
+  return %2 : tensor<4x4xf32>
+}
+
+// -----
+
+// Donation: the SGD step writes the new parameter and momentum over the
+// old ones (their last reader), so the step holds each once; the loss-like
+// result that reads %w before the update keeps its own buffer.
+// CHECK-LABEL: func.func @sgd
+// CHECK-SAME: %arg0: tensor<4x4xf32> {parc.name = "w", parc.offset = 0 : i64
+// CHECK-SAME: %arg1: tensor<4x4xf32> {parc.name = "g", parc.offset = 64 : i64
+// CHECK-SAME: %arg2: tensor<4x4xf32> {parc.name = "w.momentum", parc.offset = 128 : i64
+// CHECK: parc.sgd_update {{.*}} {{{.*}}parc.offsets = array<i64: 0, 128>
+func.func @sgd(%w: tensor<4x4xf32> {parc.role = "param", parc.name = "w"},
+               %g: tensor<4x4xf32> {parc.role = "input", parc.name = "g"},
+               %b: tensor<4x4xf32> {parc.role = "optstate", parc.name = "w.momentum"})
+    -> (tensor<4x4xf32> {parc.name = "doubled"}, tensor<4x4xf32> {parc.name = "w"},
+        tensor<4x4xf32> {parc.name = "w.momentum"}) {
+  %d = parc.add %w, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %p, %m = parc.sgd_update %w, %g, %b {lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64} : tensor<4x4xf32>
+  return %d, %p, %m : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// No donation when the argument is read after its next value exists: the
+// update comes before the last read of %w.
+// CHECK-LABEL: func.func @late_read
+// CHECK: parc.sgd_update {{.*}} {{{.*}}parc.offsets = array<i64: 192, 128>
+func.func @late_read(%w: tensor<4x4xf32> {parc.role = "param", parc.name = "w"},
+                     %g: tensor<4x4xf32> {parc.role = "input", parc.name = "g"},
+                     %b: tensor<4x4xf32> {parc.role = "optstate", parc.name = "w.momentum"})
+    -> (tensor<4x4xf32> {parc.name = "w"}, tensor<4x4xf32> {parc.name = "w.momentum"},
+        tensor<4x4xf32> {parc.name = "after"}) {
+  %p, %m = parc.sgd_update %w, %g, %b {lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64} : tensor<4x4xf32>
+  %a = parc.add %w, %p : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return %p, %m, %a : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }

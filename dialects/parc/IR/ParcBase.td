@@ -44,6 +44,14 @@ def Parc_SumsPartials : NativeOpTrait<"SumsPartials"> {
   let cppNamespace = "::mlir::parc";
 }
 
+// Element i of every result depends on element i of each operand of the
+// result's type (other operands are read whole), and every kernel reads
+// those before it writes element i: a result may take the buffer of such an
+// operand (the memory plan's in-place updates).
+def Parc_InPlaceElementwise : NativeOpTrait<"InPlaceElementwise"> {
+  let cppNamespace = "::mlir::parc";
+}
+
 // An f32 scalar such as an optimizer's step count.
 def Parc_ScalarF32 : 0DTensorOf<[F32]>, BuildableType<
     "::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;

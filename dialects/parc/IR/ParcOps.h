@@ -16,6 +16,9 @@
 namespace mlir::parc {
 template <typename ConcreteType>
 class SumsPartials : public OpTrait::TraitBase<ConcreteType, SumsPartials> {};
+template <typename ConcreteType>
+class InPlaceElementwise
+    : public OpTrait::TraitBase<ConcreteType, InPlaceElementwise> {};
 
 /// The elements of one [batch, heads, seq, kv_seq] attention score tensor,
 /// for a query [batch, heads, seq, d] and a key [batch, heads, kv_seq, d].

@@ -60,7 +60,8 @@ def Parc_MatmulOp : Parc_ShapedOp<"matmul"> {
 //===----------------------------------------------------------------------===//
 
 class Parc_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : Parc_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor, Parc_FlopCountOpInterface,
+    : Parc_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor,
+                         Parc_InPlaceElementwise, Parc_FlopCountOpInterface,
                          Parc_ShardingRuleOpInterface,
                          DeclareOpInterfaceMethods<Parc_GradientOpInterface>])> {
   let summary = what # " with numpy broadcasting";
@@ -80,7 +81,7 @@ def Parc_PowOp : Parc_BinaryOp<"pow", "elementwise power lhs ^ rhs">;
 
 class Parc_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
     : Parc_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
-        InferTypeOpInterface, Parc_FlopCountOpInterface,
+        InferTypeOpInterface, Parc_InPlaceElementwise, Parc_FlopCountOpInterface,
         Parc_ShardingRuleOpInterface,
         DeclareOpInterfaceMethods<Parc_GradientOpInterface>])> {
   let summary = what;
@@ -372,7 +373,7 @@ def Parc_SliceGradOp : Parc_Op<"slice_grad", [Parc_SumsPartials,
 }
 
 def Parc_ActivationGradOp : Parc_Op<"activation_grad", [
-    SameOperandsAndResultType, InferTypeOpInterface,
+    SameOperandsAndResultType, InferTypeOpInterface, Parc_InPlaceElementwise,
     Parc_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
   let summary = "gradient * activation'(input), elementwise";
@@ -487,6 +488,7 @@ def Parc_CrossEntropyGradOp : Parc_ShapedOp<"cross_entropy_grad"> {
 def Parc_AdamWUpdateOp : Parc_Op<"adamw_update", [
     AllTypesMatch<["param", "grad", "first_moment", "second_moment",
                    "new_param", "new_first_moment", "new_second_moment"]>,
+    Parc_InPlaceElementwise,
     Parc_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
   let summary = "one AdamW step: bias-corrected moments, decoupled decay";
@@ -514,6 +516,7 @@ def Parc_AdamWUpdateOp : Parc_Op<"adamw_update", [
 def Parc_SgdUpdateOp : Parc_Op<"sgd_update", [
     AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
                    "new_momentum_buffer"]>,
+    Parc_InPlaceElementwise,
     Parc_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
   let summary = "one SGD step with momentum";

@@ -58,15 +58,14 @@ struct SearchOptions {
 /// Memory of one rank. Parameters and optimizer state persist; during the
 /// forward and backward pass the saved activations and temporaries come on
 /// top, and while the optimizer runs the gradients (freed as each update
-/// consumes its gradient) and, in parc's executables until donation lands
-/// (issue 11), the next step's parameters and state as separate results.
+/// consumes its gradient; the update writes the next step's parameters and
+/// state over the old ones).
 struct MemoryBreakdown {
   double parameters = 0, gradients = 0, optimizerState = 0, activations = 0,
-         temporaries = 0, nextStepCopies = 0;
+         temporaries = 0;
   double total() const {
     return parameters + optimizerState +
-           std::max(activations + temporaries,
-                    std::max(gradients, nextStepCopies));
+           std::max(activations + temporaries, gradients);
   }
 };
 

@@ -18,6 +18,17 @@ int64_t getTensorBytes(Type type);
 /// The arena offset recorded for `value` by the memory plan, or nullopt.
 std::optional<int64_t> getArenaOffset(Value value);
 
+/// Whether `op`'s kernel may write `result` over `operand`'s buffer
+/// (InPlaceElementwise, the same type).
+bool mayWriteOver(Operation *op, Value operand, Value result);
+
+/// Checks `func`'s memory plan: every tensor has an offset inside the arena,
+/// no two tensors that are live at once overlap (a result may take the
+/// buffer of an operand its op may write over, and an argument's buffer
+/// after its last read only as the argument's next value). Emits an error
+/// at the first conflict. O(n log n) in the number of tensors.
+LogicalResult verifyMemoryPlan(func::FuncOp func);
+
 } // namespace mlir::parc
 
 #endif // PARC_TRANSFORMS_MEMORYPLAN_H

@@ -172,6 +172,20 @@ def PipelinePartitionPass
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }
 
+def VerifyMemoryPlanPass
+    : Pass<"parc-verify-memory-plan", "::mlir::func::FuncOp"> {
+  let summary = "Proves that no two live tensors of a memory plan overlap";
+  let description = [{
+    Sweeps the function in program order: every tensor must lie inside the
+    arena, and no two tensors live at the same time may share a byte. A
+    result may take the buffer of an operand that dies at its op when the
+    op may write over it (InPlaceElementwise), and an argument's buffer
+    after the argument's last read only as the argument's next value (the
+    result returned under its name). --parc-plan-memory runs the same check
+    before it records a plan.
+  }];
+}
+
 def CommReportPass : Pass<"parc-comm-report", "::mlir::ModuleOp"> {
   let summary = "Prints every collective and the bytes it moves";
   let description = [{
@@ -189,8 +203,13 @@ def MemoryPlanPass : Pass<"parc-plan-memory", "::mlir::func::FuncOp"> {
   let description = [{
     Each tensor lives from the op that defines it to its last use;
     arguments for the whole program (they persist across steps) and
-    results from their definition to the end of the step. Offsets are assigned first-fit in order of definition, 64-byte
-    aligned, reusing the space of dead tensors. Records `parc.offset` on
+    results from their definition to the end of the step. Offsets are
+    assigned best-fit in order of definition (O(log n) each), 64-byte
+    aligned, reusing the space of dead tensors. A result named like an
+    argument (a parameter's next value) is written into the argument's
+    buffer once nothing else reads it (donation), and a result of an
+    InPlaceElementwise op takes the buffer of an operand of its type that
+    dies there. Records `parc.offset` on
     arguments, `parc.offsets` on ops, and on the function `parc.arena_bytes`
     (the peak) and `parc.tensor_bytes` (the sum of all tensor sizes, what a
     plan without reuse would need).
