@@ -65,7 +65,8 @@ static double negate(double x) { return -x; }
 static double exponential(double x) { return std::exp(x); }
 static double logarithm(double x) { return std::log(x); }
 static double hyperbolicTangent(double x) { return std::tanh(x); }
-static double relu(double x) { return x > 0 ? x : 0.0; }
+// NaN stays NaN, as in PyTorch.
+static double relu(double x) { return x < 0 ? 0.0 : x; }
 static double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 static double silu(double x) { return x * sigmoid(x); }
 

@@ -43,7 +43,8 @@ static double derivative(ActivationKind kind, double x) {
   auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
   switch (kind) {
   case ActivationKind::Relu:
-    return x > 0 ? 1.0 : 0.0;
+    // At a NaN input the gradient passes, as PyTorch's threshold_backward.
+    return x <= 0 ? 0.0 : 1.0;
   case ActivationKind::Sigmoid:
     return sigmoid(x) * (1 - sigmoid(x));
   case ActivationKind::Silu:
@@ -245,11 +246,8 @@ static LogicalResult crossEntropyGradKernel(CrossEntropyGradOp op,
   int64_t classes = logits.shape.back();
   for (int64_t row = 0; row < labels.getNumElements(); ++row) {
     double label = labels.values[row];
-    if (!(label >= 0 && label < classes))
-      return op.emitOpError() << "labels element " << row << " is "
-                              << static_cast<int64_t>(label)
-                              << ", outside the classes [0, " << classes
-                              << ")";
+    if (failed(checkLabel(op, row, label, classes)))
+      return failure();
     const double *x = &logits.values[row * classes];
     double *out = &results[0].values[row * classes];
     double maxValue = *std::max_element(x, x + classes), total = 0;

@@ -12,6 +12,8 @@
 #include "parc/IR/ParcOps.h"
 #include "parc/Interp/EvaluableOpInterface.h"
 
+#include <cmath>
+
 namespace mlir::parc::interp {
 
 template <typename OpT>
@@ -32,6 +34,22 @@ struct KernelModel
 template <typename OpT, KernelFn<OpT> Kernel>
 void attachKernel(MLIRContext *context) {
   OpT::template attachInterface<KernelModel<OpT, Kernel>>(*context);
+}
+
+/// Fails with a diagnostic on `op` unless `label` (element `row` of a labels
+/// tensor) is a class of [0, classes); printed as read, since a label such
+/// as 1e30 has no int64 value.
+inline LogicalResult checkLabel(Operation *op, int64_t row, double label,
+                                int64_t classes) {
+  if (label >= 0 && label < classes)
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "labels element " << row << " is ";
+  if (std::abs(label) < 0x1p62 && label == std::trunc(label))
+    diag << static_cast<int64_t>(label);
+  else
+    diag << label;
+  return diag << ", outside the classes [0, " << classes << ")";
 }
 
 void attachElementwiseKernels(MLIRContext *context);

@@ -3,6 +3,7 @@
 #include "Kernels.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::parc;
@@ -17,11 +18,8 @@ static LogicalResult crossEntropyKernel(CrossEntropyOp op,
   double total = 0;
   for (int64_t row = 0; row < rows; ++row) {
     double label = labels.values[row];
-    if (!(label >= 0 && label < classes))
-      return op.emitOpError() << "labels element " << row << " is "
-                              << static_cast<int64_t>(label)
-                              << ", outside the classes [0, " << classes
-                              << ")";
+    if (failed(checkLabel(op, row, label, classes)))
+      return failure();
     const double *x = &logits.values[row * classes];
     double maxValue = *std::max_element(x, x + classes);
     double sum = 0;
@@ -29,7 +27,9 @@ static LogicalResult crossEntropyKernel(CrossEntropyOp op,
       sum += std::exp(x[c] - maxValue);
     total += maxValue + std::log(sum) - x[static_cast<int64_t>(label)];
   }
-  results[0].values[0] = rows > 0 ? total / rows : 0.0;
+  // The mean over no rows is NaN, as in PyTorch.
+  results[0].values[0] =
+      rows > 0 ? total / rows : std::numeric_limits<double>::quiet_NaN();
   return success();
 }
 

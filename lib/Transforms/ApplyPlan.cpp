@@ -86,6 +86,12 @@ LogicalResult ApplyPlanPass::apply() {
   }
   if (failed(checkBuilt(*plan)))
     return failure();
+  // Shardings go on arguments that follow the model convention (static
+  // tensors): checked here, since the pass may run without
+  // --parc-verify-model.
+  for (auto func : getOperation().getOps<func::FuncOp>())
+    if (failed(readModelArguments(func)))
+      return failure();
   FailureOr<dist::MeshOp> meshOp = createMesh(*plan);
   if (failed(meshOp))
     return failure();

@@ -8,6 +8,10 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <cstdio>
+#include <limits>
+#include <string>
+
 namespace mlir::parc {
 #define GEN_PASS_DEF_MAKETRAINSTEPPASS
 #include "parc/Transforms/Passes.h.inc"
@@ -32,14 +36,49 @@ struct MakeTrainStepPass
           << optimizer << "'";
       return signalPassFailure();
     }
-    if (failed(build(func)))
+    if (failed(checkHyperparameters(func)) || failed(build(func)))
       signalPassFailure();
   }
 
+  LogicalResult checkHyperparameters(func::FuncOp func);
   LogicalResult build(func::FuncOp func);
 };
 
 } // namespace
+
+// A NaN or out-of-range hyperparameter would train to NaN without a word.
+LogicalResult MakeTrainStepPass::checkHyperparameters(func::FuncOp func) {
+  struct Bound {
+    StringRef name;
+    double value, low, high;
+    bool lowOpen;
+  };
+  double inf = std::numeric_limits<double>::infinity();
+  Bound bounds[] = {{"lr", lr, 0, inf, true},
+                    {"beta1", beta1, 0, 1, false},
+                    {"beta2", beta2, 0, 1, false},
+                    {"eps", epsilon, 0, inf, true},
+                    {"weight-decay", weightDecay, 0, inf, false},
+                    {"momentum", momentum, 0, 1, false},
+                    {"clip", clip, 0, inf, false}};
+  for (const Bound &bound : bounds) {
+    // Upper bounds are open: a finite value below 1 or below infinity.
+    bool inside = (bound.lowOpen ? bound.value > bound.low
+                                 : bound.value >= bound.low) &&
+                  bound.value < bound.high;
+    auto text = [](double value) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof(buffer), "%g", value);
+      return std::string(buffer);
+    };
+    if (!inside)
+      return func.emitError("--parc-make-train-step: ")
+             << bound.name << "=" << text(bound.value) << " is outside "
+             << (bound.lowOpen ? "(" : "[") << text(bound.low) << ", "
+             << text(bound.high) << ")";
+  }
+  return success();
+}
 
 /// Adds an `optstate` argument initialized to `value`.
 static BlockArgument addState(func::FuncOp func, StringRef name, Type type,

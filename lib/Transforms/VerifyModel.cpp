@@ -18,7 +18,8 @@ struct VerifyModelPass
     // Check every function, so one run reports every broken model.
     bool broken = false;
     for (auto func : getOperation().getOps<func::FuncOp>())
-      broken |= failed(readModelArguments(func));
+      broken |= failed(readModelArguments(func)) ||
+                (!func.isExternal() && failed(checkTensorSizes(func)));
     if (broken)
       signalPassFailure();
   }

@@ -121,7 +121,8 @@ void cpu::unary(Backend::Unary op, const TensorRef *t) {
   case Unary::Tanh:
     return map(t, [](double x) { return std::tanh(x); });
   case Unary::Relu:
-    return map(t, [](double x) { return x > 0 ? x : 0.0; });
+    // NaN stays NaN, as in PyTorch.
+    return map(t, [](double x) { return x < 0 ? 0.0 : x; });
   case Unary::Sigmoid:
     return map(t, [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
   case Unary::Silu:

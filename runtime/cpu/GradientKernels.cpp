@@ -116,7 +116,8 @@ static double derivative(Backend::Activation kind, double x) {
   auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
   switch (kind) {
   case Activation::Relu:
-    return x > 0 ? 1.0 : 0.0;
+    // PyTorch's threshold_backward: a NaN x passes the gradient through.
+    return x <= 0 ? 0.0 : 1.0;
   case Activation::Sigmoid:
     return sigmoid(x) * (1 - sigmoid(x));
   case Activation::Silu:

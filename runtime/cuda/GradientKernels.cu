@@ -51,7 +51,8 @@ __device__ float derivative(int kind, float x) {
   using A = Backend::Activation;
   switch (static_cast<A>(kind)) {
   case A::Relu:
-    return x > 0.0f ? 1.0f : 0.0f;
+    // PyTorch's threshold_backward: a NaN x passes the gradient through.
+    return x <= 0.0f ? 0.0f : 1.0f;
   case A::Sigmoid: {
     float s = 1.0f / (1.0f + expf(-x));
     return s * (1.0f - s);

@@ -155,7 +155,7 @@ template <Backend::Unary Op> __device__ float applyUnary(float x) {
   else if constexpr (Op == U::Tanh)
     return tanhf(x);
   else if constexpr (Op == U::Relu)
-    return x > 0.0f ? x : 0.0f;
+    return x < 0.0f ? 0.0f : x; // NaN stays NaN, as in PyTorch
   else if constexpr (Op == U::Sigmoid)
     return 1.0f / (1.0f + expf(-x));
   else if constexpr (Op == U::Silu)

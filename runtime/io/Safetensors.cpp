@@ -12,6 +12,7 @@
 #include <limits>
 #include <set>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace parcrt;
 
@@ -162,6 +163,23 @@ std::optional<uint64_t> readUnsigned(const json &value, uint64_t limit) {
   if (number > limit)
     return std::nullopt;
   return number;
+}
+
+/// write() writes here and renames it over `path`: in the same directory,
+/// so the rename is atomic, and per process, so concurrent writers do not
+/// share one.
+std::string temporaryPath(const std::string &path) {
+  return path + ".tmp." + std::to_string(::getpid());
+}
+
+/// The message names `path`: the temporary file is write()'s business.
+std::FILE *createTemporary(const std::string &path,
+                           const std::string &temporary, std::string *error) {
+  std::FILE *file = std::fopen(temporary.c_str(), "wb");
+  if (!file)
+    setError(error,
+             path + ": cannot open for writing: " + std::strerror(errno));
+  return file;
 }
 
 } // namespace
@@ -567,23 +585,46 @@ bool SafetensorsWriter::write(const std::string &path,
   for (int i = 0; i < 8; ++i)
     lengthBytes[i] = static_cast<uint8_t>(uint64_t(text.size()) >> (8 * i));
 
-  std::FILE *file = std::fopen(path.c_str(), "wb");
+  std::string temporary = temporaryPath(path);
+  std::FILE *file = createTemporary(path, temporary, error);
   if (!file)
-    return setError(
-        error, path + ": cannot open for writing: " + std::strerror(errno));
+    return false;
   bool ok = std::fwrite(lengthBytes, 1, 8, file) == 8 &&
             std::fwrite(text.data(), 1, text.size(), file) == text.size();
   for (const Entry &entry : entries)
     ok = ok && (entry.bytes.empty() ||
                 std::fwrite(entry.bytes.data(), 1, entry.bytes.size(), file) ==
                     entry.bytes.size());
+  // Flushed to disk before the rename, so that a crash leaves the old file
+  // or the whole new one.
+  ok = ok && std::fflush(file) == 0 && ::fsync(fileno(file)) == 0;
   int writeErrno = errno;
   if (std::fclose(file) != 0 && ok) {
     ok = false;
     writeErrno = errno;
   }
-  if (!ok)
+  if (ok && std::rename(temporary.c_str(), path.c_str()) != 0) {
+    ok = false;
+    writeErrno = errno;
+  }
+  if (!ok) {
+    std::remove(temporary.c_str());
     return setError(error,
                     path + ": cannot write: " + std::strerror(writeErrno));
+  }
+  return true;
+}
+
+bool SafetensorsWriter::checkWritable(const std::string &path,
+                                      std::string *error) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode))
+    return setError(error, path + ": is a directory");
+  std::string temporary = temporaryPath(path);
+  std::FILE *file = createTemporary(path, temporary, error);
+  if (!file)
+    return false;
+  std::fclose(file);
+  std::remove(temporary.c_str());
   return true;
 }

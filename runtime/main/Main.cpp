@@ -36,7 +36,7 @@ namespace {
 const char *const usage =
     "usage: %s [--steps N] [--weights FILE] [--inputs FILE] [--seed N]\n"
     "          [--out FILE] [--backend cpu|cuda] [--timeout SECONDS]\n"
-    "          [--trace FILE]\n"
+    "          [--trace FILE] [--allow-nonfinite]\n"
     "Launch with mpirun on as many ranks as the program's mesh has.\n";
 
 struct Options {
@@ -45,8 +45,12 @@ struct Options {
   uint64_t seed = 0;
   std::string backend = "cpu";
   double timeout = 30;
+  bool allowNonfinite = false;
   bool help = false;
 };
+
+/// The tracer numbers steps with int32.
+constexpr uint64_t maxSteps = (uint64_t(1) << 31) - 1;
 
 bool parseUnsigned(const std::string &text, uint64_t &value) {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
@@ -64,6 +68,10 @@ bool parseOptions(int argc, char **argv, Options &options, std::string *error) {
       options.help = true;
       continue;
     }
+    if (flag == "--allow-nonfinite") {
+      options.allowNonfinite = true;
+      continue;
+    }
     size_t equals = flag.find('=');
     if (equals != std::string::npos) {
       value = flag.substr(equals + 1);
@@ -76,8 +84,10 @@ bool parseOptions(int argc, char **argv, Options &options, std::string *error) {
     }
     uint64_t number = 0;
     if (flag == "--steps") {
-      if (!parseUnsigned(value, number)) {
-        *error = "--steps expects a non-negative integer, not '" + value + "'";
+      // 0 steps would write the unchanged (or initial) arguments to --out.
+      if (!parseUnsigned(value, number) || number < 1 || number > maxSteps) {
+        *error = "--steps expects an integer from 1 to " +
+                 std::to_string(maxSteps) + ", not '" + value + "'";
         return false;
       }
       options.steps = static_cast<int64_t>(number);
@@ -90,9 +100,11 @@ bool parseOptions(int argc, char **argv, Options &options, std::string *error) {
     } else if (flag == "--timeout") {
       char *end = nullptr;
       options.timeout = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end || !(options.timeout >= 0)) {
-        *error =
-            "--timeout expects seconds (0 disables it), not '" + value + "'";
+      // Below a millisecond every collective would time out.
+      if (value.empty() || *end || !std::isfinite(options.timeout) ||
+          (options.timeout != 0 && !(options.timeout >= 0.001))) {
+        *error = "--timeout expects 0 (off) or at least 0.001 seconds, not '" +
+                 value + "'";
         return false;
       }
     } else if (flag == "--weights") {
@@ -195,10 +207,21 @@ std::string traceProcessName(const Program &program, int rank) {
   return name;
 }
 
+/// %.6g, but every NaN prints as "nan" (printf shows a negative one as
+/// "-nan").
+std::string formatScalar(double value) {
+  if (std::isnan(value))
+    return "nan";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6g", value);
+  return text;
+}
+
 void printSummary(const GatheredResult &result) {
   const std::vector<double> &values = result.values;
   if (result.shape.empty()) {
-    std::printf("%s = %.6g\n", result.name.c_str(), values[0]);
+    std::printf("%s = %s\n", result.name.c_str(),
+                formatScalar(values[0]).c_str());
     return;
   }
   std::string type = typeString(result.shape, result.dtype);
@@ -290,9 +313,14 @@ int run(int argc, char **argv, int rank, int size) {
 
   // Created before the steps: an unwritable path fails now, not after them.
   TraceFile traceFile;
-  if (!allSucceeded(options.trace.empty() ||
-                        traceFile.create(options.trace, rank, &error),
-                    error, rank, size)) {
+  bool writable =
+      options.trace.empty() || traceFile.create(options.trace, rank, &error);
+  if (writable && rank == 0 && !options.out.empty() &&
+      !SafetensorsWriter::checkWritable(options.out, &error)) {
+    writable = false;
+    error = "--out: " + error;
+  }
+  if (!allSucceeded(writable, error, rank, size)) {
     backend->release(arena);
     return 1;
   }
@@ -340,16 +368,37 @@ int run(int argc, char **argv, int rank, int size) {
                              std::chrono::steady_clock::now() - start)
                              .count();
     std::vector<GatheredResult> stepMetrics;
+    const GatheredResult *nonfinite = nullptr;
+    int stop = 0;
     {
       // Every rank takes part: one that stopped would hang the others.
       Watched watched(&watchdog, "result gather", allAxes);
       stepMetrics = gather.gather(metrics, *backend, arena);
+      for (const GatheredResult &metric : stepMetrics)
+        if (!nonfinite && !std::isfinite(metric.values[0]))
+          nonfinite = &metric;
+      // Only rank 0 holds the gathered values: it decides for every rank,
+      // so that all stop at the same step.
+      stop = nonfinite && !options.allowNonfinite;
+      MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
     for (const GatheredResult &metric : stepMetrics)
-      std::printf("step %lld: %s = %.6g\n", static_cast<long long>(step),
-                  metric.name.c_str(), metric.values[0]);
+      std::printf("step %lld: %s = %s\n", static_cast<long long>(step),
+                  metric.name.c_str(), formatScalar(metric.values[0]).c_str());
     if (rank == 0)
       std::fflush(stdout);
+    if (stop) {
+      // No --out (it would hold the diverged weights), no trace.
+      if (rank == 0)
+        std::fprintf(stderr,
+                     "parc: the %s became %s at step %lld; stopping (pass "
+                     "--allow-nonfinite to continue)\n",
+                     nonfinite->name.c_str(),
+                     formatScalar(nonfinite->values[0]).c_str(),
+                     static_cast<long long>(step));
+      backend->release(arena);
+      return 1;
+    }
   }
 
   if (tracer &&
@@ -362,7 +411,7 @@ int run(int argc, char **argv, int rank, int size) {
   }
 
   int64_t measuredSteps = options.steps > 1 ? options.steps - 1 : options.steps;
-  if (rank == 0 && measuredSteps > 0)
+  if (rank == 0)
     std::printf("step time: %.6f s (mean of %lld)\n",
                 measuredSeconds / measuredSteps,
                 static_cast<long long>(measuredSteps));

@@ -117,12 +117,15 @@ static void printResult(StringRef name, Type type,
   for (double value : tensor.values) {
     sum += value;
     squares += value * value;
-    low = std::min(low, value);
-    high = std::max(high, value);
+    // A NaN anywhere makes every statistic NaN.
+    low = std::isnan(value) || std::isnan(low) ? NAN : std::min(low, value);
+    high = std::isnan(value) || std::isnan(high) ? NAN : std::max(high, value);
   }
   double count = std::max<int64_t>(tensor.getNumElements(), 1);
   double mean = sum / count;
-  double std = std::sqrt(std::max(0.0, squares / count - mean * mean));
+  double std = std::isnan(mean)
+                   ? mean
+                   : std::sqrt(std::max(0.0, squares / count - mean * mean));
   llvm::outs() << ": " << type << " mean " << llvm::format("%.6g", mean)
                << " std " << llvm::format("%.6g", std) << " min "
                << llvm::format("%.6g", low) << " max "
@@ -164,6 +167,14 @@ static LogicalResult describeProgram(SimulatedProgram &program,
           fail("argument '" + argument.name + "' has no dist.sharding");
           return failure();
         }
+        for (Attribute dim : sharding.getDims())
+          for (StringRef axis :
+               cast<ArrayAttr>(dim).getAsValueRange<StringAttr>())
+            if (!llvm::is_contained(mesh->getAxisNames(), axis)) {
+              fail("argument '" + argument.name + "' is sharded over axis '" +
+                   axis + "', which its mesh does not have");
+              return failure();
+            }
         argument.type = RankedTensorType::get(
             interp::getGlobalShape(argument.type.getShape(), sharding, *mesh),
             argument.type.getElementType());
@@ -250,6 +261,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "parc reference runner\n");
+  if (steps < 1)
+    return fail("--steps must be at least 1");
   if (precision != "f32" && precision != "f64")
     return fail("--precision must be f32 or f64, got '" + precision + "'");
 

@@ -50,6 +50,9 @@ LogicalResult MeshOp::verify() {
     return emitOpError("has ") << getAxisNames().size() << " axis names but "
                                << getAxisSizes().size() << " sizes";
   llvm::StringSet<> seen;
+  // Ranks are MPI ranks (int) and products of sizes must not wrap.
+  constexpr int64_t kMaxRanks = int64_t(1) << 31;
+  int64_t ranks = 1;
   for (auto [name, size] :
        llvm::zip_equal(getAxisNames().getAsValueRange<StringAttr>(),
                        getAxisSizes())) {
@@ -58,6 +61,11 @@ LogicalResult MeshOp::verify() {
     if (size < 1)
       return emitOpError("axis '") << name << "' has size " << size
                                    << "; sizes must be >= 1";
+    if (size > kMaxRanks / ranks)
+      return emitOpError("has more than 2^31 ranks (")
+             << ranks << " before axis '" << name << "' of size " << size
+             << ")";
+    ranks *= size;
   }
   return success();
 }

@@ -42,6 +42,38 @@ static bool isModelTensor(Type type) {
          element.isSignlessInteger(32) || element.isSignlessInteger(64);
 }
 
+std::optional<int64_t> mlir::parc::getCheckedTensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return std::nullopt;
+  int64_t bytes =
+      std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+  for (int64_t size : tensor.getShape()) {
+    if (size > 0 && bytes > kMaxTensorBytes / size)
+      return std::nullopt;
+    bytes *= size;
+  }
+  return bytes;
+}
+
+LogicalResult mlir::parc::checkTensorSizes(func::FuncOp func) {
+  auto check = [&](Type type, Location loc) -> LogicalResult {
+    if (isa<RankedTensorType>(type) && !getCheckedTensorBytes(type))
+      return emitError(loc) << type << " holds more than 2^62 bytes";
+    return success();
+  };
+  for (BlockArgument argument : func.getArguments())
+    if (failed(check(argument.getType(), argument.getLoc())))
+      return failure();
+  WalkResult walk = func.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      if (failed(check(type, op->getLoc())))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 FailureOr<SmallVector<ModelArgument>>
 mlir::parc::readModelArguments(func::FuncOp func) {
   if (func.isExternal())
@@ -59,6 +91,9 @@ mlir::parc::readModelArguments(func::FuncOp func) {
       return diag() << "must be a static-shape tensor of f32, bf16, f16, i32 "
                        "or i64, got "
                     << argument.getType();
+    if (!getCheckedTensorBytes(argument.getType()))
+      return diag() << "has type " << argument.getType()
+                    << ", which holds more than 2^62 bytes";
     auto role =
         func.getArgAttrOfType<StringAttr>(index, ParcDialect::kRoleAttrName);
     if (!role)

@@ -40,6 +40,16 @@ struct ModelArgument {
   std::optional<SmallVector<int64_t>> checkpointShape;
 };
 
+/// Tensors larger than this are errors: sizes in bytes and elements must
+/// never wrap int64 anywhere in the compiler or the runtime.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 62;
+/// The bytes of a static tensor type, or nullopt when it is not one or holds
+/// more than kMaxTensorBytes.
+std::optional<int64_t> getCheckedTensorBytes(Type type);
+/// Fails with a diagnostic at the first argument or op result of `func`
+/// whose tensor holds more than kMaxTensorBytes.
+LogicalResult checkTensorSizes(func::FuncOp func);
+
 /// Reads the arguments of a model function, emitting a diagnostic at the
 /// offending argument when one breaks the convention: a missing or unknown
 /// role, a missing or repeated name, a type that is not a static tensor of

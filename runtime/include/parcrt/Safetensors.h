@@ -86,8 +86,14 @@ public:
   void setMetadata(std::string key, std::string value);
   /// Writes the 8-byte little-endian header length, the JSON header (padded
   /// with spaces to a multiple of 8) and the data, in the order added.
-  /// Fails on duplicate names, negative dimensions and I/O errors.
+  /// Fails on duplicate names, negative dimensions and I/O errors. Atomic:
+  /// writes PATH.tmp.<pid>, syncs it to disk and renames it over `path`; on
+  /// failure removes it and leaves an existing `path` as it was.
   bool write(const std::string &path, std::string *error) const;
+  /// Whether write() could create its temporary file for `path` (created
+  /// and removed now) and `path` is no directory: lets a long run fail
+  /// before its work rather than after it.
+  static bool checkWritable(const std::string &path, std::string *error);
 
 private:
   struct Entry {

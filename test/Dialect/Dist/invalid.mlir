@@ -105,3 +105,8 @@ func.func @recv_channel() -> tensor<4xf32> {
   %0 = dist.recv from @mesh["pp" = 0] channel -1 : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op has more than 2^31 ranks (2 before axis 'b' of size 4294967296)}}
+dist.mesh @mesh axes = [a = 2, b = 4294967296, c = 4294967296]

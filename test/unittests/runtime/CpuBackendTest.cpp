@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace parcrt;
 
@@ -411,6 +412,22 @@ TEST_F(CpuBackendTest, ActivationGradIsTheDerivativeTimesTheGradient) {
                             refs({&x, &g, &out}).data());
     expectNear(out.values(), {expected[kind]});
   }
+}
+
+// As in PyTorch: relu keeps NaN, and its gradient at a NaN passes g.
+TEST_F(CpuBackendTest, ReluKeepsNaN) {
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  HostTensor x({3}, {nan, -1, 2}), y({3});
+  backend->unary(Backend::Unary::Relu, refs({&x, &y}).data());
+  std::vector<double> values = y.values();
+  EXPECT_TRUE(std::isnan(values[0]));
+  EXPECT_EQ(values[1], 0);
+  EXPECT_EQ(values[2], 2);
+
+  HostTensor g({3}, {3, 3, 3}), dx({3});
+  backend->activationGrad(Backend::Activation::Relu,
+                          refs({&x, &g, &dx}).data());
+  expectNear(dx.values(), {3, 0, 3});
 }
 
 TEST_F(CpuBackendTest, SoftmaxGradAlongEitherAxis) {

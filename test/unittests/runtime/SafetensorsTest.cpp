@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <limits>
+#include <sys/stat.h>
 
 using namespace parcrt;
 
@@ -43,6 +46,28 @@ void expectOpenFails(const std::string &bytes, const std::string &expected) {
   EXPECT_EQ(SafetensorsReader::open(path, &error), nullptr);
   EXPECT_NE(error.find(expected), std::string::npos) << error;
   EXPECT_EQ(error.rfind(path + ": ", 0), 0u) << error;
+}
+
+/// A new empty directory for one test.
+std::string tempDirectory() {
+  std::string pattern = tempPath("XXXXXX");
+  EXPECT_NE(::mkdtemp(pattern.data()), nullptr) << pattern;
+  return pattern;
+}
+
+/// The names in `directory`, sorted, without "." and "..".
+std::vector<std::string> listDirectory(const std::string &directory) {
+  std::vector<std::string> names;
+  DIR *dir = ::opendir(directory.c_str());
+  EXPECT_NE(dir, nullptr) << directory;
+  if (!dir)
+    return names;
+  while (const dirent *entry = ::readdir(dir))
+    if (std::strcmp(entry->d_name, ".") && std::strcmp(entry->d_name, ".."))
+      names.push_back(entry->d_name);
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::vector<double> readAll(const SafetensorsReader &reader,
@@ -411,12 +436,84 @@ TEST(SafetensorsTest, WriterErrors) {
     EXPECT_FALSE(writer.write(tempPath("meta.safetensors"), &error));
     EXPECT_NE(error.find("reserved"), std::string::npos) << error;
   }
-  {
-    SafetensorsWriter writer;
-    EXPECT_FALSE(writer.write("/nonexistent/dir/y.safetensors", &error));
-    EXPECT_EQ(error, "/nonexistent/dir/y.safetensors: cannot open for "
-                     "writing: No such file or directory");
-  }
+}
+
+TEST(SafetensorsTest, WriteIntoAMissingDirectoryCreatesNothing) {
+  std::string directory = tempDirectory(), error;
+  std::string path = directory + "/missing/y.safetensors";
+  double value = 1.0;
+  SafetensorsWriter writer;
+  writer.add("a", DType::F32, {1}, &value);
+  EXPECT_FALSE(writer.write(path, &error));
+  EXPECT_EQ(error,
+            path + ": cannot open for writing: No such file or directory");
+  EXPECT_TRUE(listDirectory(directory).empty());
+}
+
+TEST(SafetensorsTest, OverwriteReplacesTheFileWhole) {
+  std::string directory = tempDirectory(), error;
+  std::string path = directory + "/w.safetensors";
+  std::vector<double> big(1000, 2.0);
+  SafetensorsWriter first;
+  first.add("big", DType::F64, {1000}, big.data());
+  ASSERT_TRUE(first.write(path, &error)) << error;
+  double value = 3.0;
+  SafetensorsWriter second;
+  second.add("small", DType::F32, {1}, &value);
+  ASSERT_TRUE(second.write(path, &error)) << error;
+
+  std::unique_ptr<SafetensorsReader> reader =
+      SafetensorsReader::open(path, &error);
+  ASSERT_NE(reader, nullptr) << error;
+  ASSERT_EQ(reader->tensors().size(), 1u);
+  EXPECT_EQ(readAll(*reader, "small"), std::vector<double>{3.0});
+  struct stat status;
+  ASSERT_EQ(::stat(path.c_str(), &status), 0);
+  // 8-byte length, a header padded to 64 bytes, 4 bytes of data.
+  EXPECT_EQ(status.st_size, 76);
+  // No temporary file is left behind.
+  EXPECT_EQ(listDirectory(directory),
+            std::vector<std::string>{"w.safetensors"});
+}
+
+TEST(SafetensorsTest, FailedWriteLeavesTheOldFile) {
+  std::string directory = tempDirectory(), error;
+  std::string path = directory + "/w.safetensors";
+  double value = 5.0;
+  SafetensorsWriter good;
+  good.add("w", DType::F32, {1}, &value);
+  ASSERT_TRUE(good.write(path, &error)) << error;
+  SafetensorsWriter bad;
+  bad.add("w", DType::F32, {-1}, &value);
+  EXPECT_FALSE(bad.write(path, &error));
+  std::unique_ptr<SafetensorsReader> reader =
+      SafetensorsReader::open(path, &error);
+  ASSERT_NE(reader, nullptr) << error;
+  EXPECT_EQ(readAll(*reader, "w"), std::vector<double>{5.0});
+
+  // A rename that fails (over a directory) removes the temporary file.
+  std::string taken = directory + "/taken";
+  ASSERT_EQ(::mkdir(taken.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((taken + "/inside").c_str(), 0755), 0);
+  EXPECT_FALSE(good.write(taken, &error));
+  EXPECT_EQ(error, taken + ": cannot write: Is a directory");
+  EXPECT_EQ(listDirectory(directory),
+            (std::vector<std::string>{"taken", "w.safetensors"}));
+  EXPECT_EQ(listDirectory(taken), std::vector<std::string>{"inside"});
+}
+
+TEST(SafetensorsTest, CheckWritable) {
+  std::string directory = tempDirectory(), error;
+  EXPECT_TRUE(
+      SafetensorsWriter::checkWritable(directory + "/w.safetensors", &error))
+      << error;
+  EXPECT_TRUE(listDirectory(directory).empty());
+  std::string missing = directory + "/missing/w.safetensors";
+  EXPECT_FALSE(SafetensorsWriter::checkWritable(missing, &error));
+  EXPECT_EQ(error,
+            missing + ": cannot open for writing: No such file or directory");
+  EXPECT_FALSE(SafetensorsWriter::checkWritable(directory, &error));
+  EXPECT_EQ(error, directory + ": is a directory");
 }
 
 } // namespace
