@@ -2,18 +2,30 @@
 
 #include "parc/Import/ModelFile.h"
 
+#include "parc/Support/InputFile.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/SourceMgr.h"
 #include "mlir/Parser/Parser.h"
 
 using namespace mlir;
 
-bool parc::isOnnxModelPath(StringRef path) { return path.ends_with(".onnx"); }
+bool mlir::parc::isOnnxModelPath(StringRef path) { return path.ends_with(".onnx"); }
 
-OwningOpRef<ModuleOp> parc::loadModel(StringRef path,
+OwningOpRef<ModuleOp> mlir::parc::loadModel(StringRef path,
                                       llvm::SourceMgr &sourceMgr,
                                       MLIRContext *context,
                                       SmallVectorImpl<OnnxWeight> *weights) {
-  if (!isOnnxModelPath(path))
-    return parseSourceFile<ModuleOp>(path, sourceMgr, context);
+  if (!isOnnxModelPath(path)) {
+    auto buffer = readInputFile(path, "the model",
+                                        kMaxModelFileBytes);
+    if (!buffer) {
+      emitError(UnknownLoc::get(context), llvm::toString(buffer.takeError()));
+      return nullptr;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    return parseSourceFile<ModuleOp>(sourceMgr, context);
+  }
   FailureOr<OwningOpRef<ModuleOp>> imported =
       importOnnx(path, context, {}, weights);
   if (failed(imported))

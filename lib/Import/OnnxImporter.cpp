@@ -9,6 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parc/Support/InputFile.h"
+
+#include <limits>
 #include "parc/Import/OnnxImporter.h"
 
 #include "parc/IR/ParcDialect.h"
@@ -201,10 +204,12 @@ private:
 //===----------------------------------------------------------------------===//
 
 LogicalResult Importer::load() {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  // Protobuf parses at most 2^31 - 1 bytes.
+  auto buffer = readInputFile(path, "the ONNX model",
+                                      std::numeric_limits<int>::max(),
+                                      /*isText=*/false);
   if (!buffer)
-    return emitError(fileLoc) << "cannot read '" << path
-                              << "': " << buffer.getError().message();
+    return emitError(fileLoc) << llvm::toString(buffer.takeError());
   StringRef bytes = (*buffer)->getBuffer();
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return emitError(fileLoc)

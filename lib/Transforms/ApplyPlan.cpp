@@ -22,6 +22,7 @@
 #include "parc/Transforms/Pipeline.h"
 
 #include "mlir/IR/Builders.h"
+#include "parc/Support/InputFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <set>
@@ -70,9 +71,11 @@ LogicalResult ApplyPlanPass::apply() {
   if (planFile.empty())
     return emitError(getOperation().getLoc())
            << "no plan file given: --parc-apply-plan=plan=FILE";
-  auto buffer = llvm::MemoryBuffer::getFile(planFile);
+  auto buffer =
+      readInputFile(planFile, "the plan", kMaxConfigFileBytes);
   if (!buffer)
-    return error() << "cannot read the plan: " << buffer.getError().message();
+    return emitError(getOperation().getLoc())
+           << llvm::toString(buffer.takeError());
   llvm::Expected<Plan> plan = readPlan((*buffer)->getBuffer(), planFile);
   if (!plan) {
     InFlightDiagnostic diag = error();

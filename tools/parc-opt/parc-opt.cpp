@@ -19,6 +19,7 @@
 #include "parc/Import/ModelFile.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Support/InputFile.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -51,12 +52,22 @@ int main(int argc, char **argv) {
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "parc optimizer driver\n", registry);
-  if (!parc::isOnnxModelPath(inputFilename))
+  // stdin ("-") is read as MlirOptMain reads it; a named file is bounded
+  // (a device or FIFO would be read forever).
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  if (parc::isOnnxModelPath(inputFilename)) {
+    buffer = importToBuffer(inputFilename, registry);
+  } else if (inputFilename == "-") {
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
-
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      importToBuffer(inputFilename, registry);
+  } else {
+    auto read = parc::readInputFile(inputFilename, "the input",
+                                    parc::kMaxModelFileBytes);
+    if (!read)
+      llvm::errs() << "parc-opt: " << llvm::toString(read.takeError()) << "\n";
+    else
+      buffer = std::move(*read);
+  }
   if (!buffer)
     return 1;
   std::string error;

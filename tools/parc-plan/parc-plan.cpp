@@ -11,6 +11,7 @@
 #include "parc/Import/ModelFile.h"
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/Support/InputFile.h"
 #include "parc/Plan/Calibration.h"
 #include "parc/Plan/CompileCheck.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
@@ -260,11 +261,12 @@ static LogicalResult parseSpace(StringRef text, SearchSpace &result) {
 static std::optional<ClusterSpec> loadCluster(StringRef name) {
   if (std::optional<ClusterSpec> preset = getClusterPreset(name))
     return preset;
-  auto buffer = llvm::MemoryBuffer::getFile(name);
+  auto buffer = readInputFile(name, "the cluster file",
+                                      kMaxConfigFileBytes);
   if (!buffer) {
     std::string presets = llvm::join(getClusterPresetNames(), ", ");
     fail("--cluster " + name + ": neither a preset (" + presets +
-         ") nor a readable file: " + buffer.getError().message());
+         ") nor a readable file: " + llvm::toString(buffer.takeError()));
     return std::nullopt;
   }
   llvm::Expected<ClusterSpec> cluster =
