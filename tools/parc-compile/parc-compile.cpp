@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OutputDirectory.h"
 #include "parc/Conversion/ObjectEmission.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Conversion/RuntimeCallOpInterface.h"
@@ -200,12 +201,17 @@ int main(int argc, char **argv) {
                   " in " + inputFile);
     functions.push_back(func);
   }
-  if (std::error_code code = llvm::sys::fs::create_directories(outputDir))
+  OutputDirectory outputs;
+  if (std::error_code code = OutputDirectory::create(outputDir, outputs))
     return fail("cannot create " + outputDir + ": " + code.message());
-  auto outPath = [&](StringRef name) {
-    SmallString<128> file(outputDir);
-    llvm::sys::path::append(file, name);
-    return std::string(file);
+  auto outPath = [&](StringRef name) { return outputs.stagingPath(name); };
+  auto publish = [&]() {
+    if (std::error_code code = outputs.publish()) {
+      fail("cannot move the outputs into " + outputDir + ": " +
+           code.message());
+      return false;
+    }
+    return true;
   };
 
   func::FuncOp first = functions.front();
@@ -330,7 +336,7 @@ int main(int argc, char **argv) {
       return 1;
   }
   if (emit != "exe")
-    return 0;
+    return publish() ? 0 : 1;
 
   // manifest.json: every rank's executable, stage and coordinates.
   ::parc::MeshShape meshShape(axisSizes);
@@ -385,13 +391,15 @@ int main(int argc, char **argv) {
                                     llvm::sys::fs::all_exe |
                                     llvm::sys::fs::owner_write);
 
+  if (!publish())
+    return 1;
   if (fromOnnx)
     llvm::outs() << "the model's weights: launch.sh --weights "
-                 << outPath("weights.safetensors") << "\n";
+                 << outputs.finalPath("weights.safetensors") << "\n";
   llvm::outs() << "wrote";
   for (const std::string &executable : executables)
-    llvm::outs() << " " << outPath(executable) << ",";
-  llvm::outs() << " " << outPath("manifest.json") << ", "
-               << outPath("launch.sh") << "\n";
+    llvm::outs() << " " << outputs.finalPath(executable) << ",";
+  llvm::outs() << " " << outputs.finalPath("manifest.json") << ", "
+               << outputs.finalPath("launch.sh") << "\n";
   return 0;
 }
