@@ -4,6 +4,8 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::parc;
 
@@ -53,9 +55,10 @@ LogicalResult mlir::parc::verifyModelConfig(const ModelConfig &config,
       {"heads", config.heads},   {"ffn", config.getFfn()},
       {"seq", config.seq},       {"vocab", config.vocab},
       {"batch", config.batch}};
+  // Each size fits in int32; tensors are checked for overflow once built.
   for (auto [name, value] : sizes)
-    if (value <= 0) {
-      message = "--" + std::string(name) + " must be positive, got " +
+    if (value <= 0 || value > std::numeric_limits<int32_t>::max()) {
+      message = "--" + std::string(name) + " must be in [1, 2^31), got " +
                 std::to_string(value);
       return failure();
     }

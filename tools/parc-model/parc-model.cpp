@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parc/IR/ModelConvention.h"
 #include "parc/Models/ModelStats.h"
 #include "parc/Models/Models.h"
 
@@ -113,6 +114,10 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = buildModel(&context, *config);
   if (failed(verify(*module)))
     return 1;
+  // Sizes that fit one by one can still give a tensor beyond 2^62 bytes.
+  for (auto func : module->getOps<func::FuncOp>())
+    if (failed(checkTensorSizes(func)))
+      return 1;
 
   if (printStats) {
     auto func = *module->getOps<func::FuncOp>().begin();
