@@ -17,7 +17,7 @@ mode, victim, deadline = sys.argv[1], sys.argv[2], float(sys.argv[3])
 command = sys.argv[4:]
 # Only this job's ranks (its `program`, or `program.stageN` of a pipeline):
 # other tests may run programs at the same time.
-directory = os.path.dirname(os.path.abspath(command[0])).encode()
+directory = os.path.dirname(os.path.realpath(command[0])).encode()
 job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        start_new_session=True)
 

@@ -371,9 +371,8 @@ int main(int argc, char **argv) {
       ++end;
     if (rank > 0)
       command += " :";
-    command += " -np " + std::to_string(end - rank) +
-               " \"$(dirname \"$0\")/" + executables[stageOf(rank)] +
-               "\" \"$@\"";
+    command += " -np " + std::to_string(end - rank) + " \"$here/" +
+               executables[stageOf(rank)] + "\" \"$@\"";
     rank = end;
   }
   std::string launch =
@@ -382,7 +381,9 @@ int main(int argc, char **argv) {
       std::to_string(ranks) +
       " ranks. mpirun flags go in PARC_MPIRUN_FLAGS\n"
       "# (default --bind-to none: Open MPI would pin each rank to one core and\n"
-      "# starve a multi-threaded BLAS); program flags follow.\n" +
+      "# starve a multi-threaded BLAS); program flags follow. The programs are\n"
+      "# found next to this script, also when it is run through a symlink.\n"
+      "here=$(dirname \"$(readlink -f \"$0\")\")\n" +
       command + "\n";
   if (failed(writeFile(outPath("launch.sh"), launch)))
     return 1;
