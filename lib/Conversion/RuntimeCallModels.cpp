@@ -214,16 +214,23 @@ static LogicalResult appendAttributes(ClipCoefficientOp op,
   return success();
 }
 
+/// The position of mesh axis `axis`.
+static LogicalResult appendAxis(Operation *op, StringRef axis,
+                                ArrayRef<StringRef> meshAxes, Ints &ints) {
+  const StringRef *position = llvm::find(meshAxes, axis);
+  if (position == meshAxes.end())
+    return op->emitOpError("names axis '") << axis << "' of another mesh";
+  ints.push_back(position - meshAxes.begin());
+  return success();
+}
+
 /// A collective's group: the number of axes, then their mesh positions.
 static LogicalResult appendGroup(Operation *op, ArrayAttr axes,
                                  ArrayRef<StringRef> meshAxes, Ints &ints) {
   ints.push_back(axes.size());
-  for (StringRef axis : axes.getAsValueRange<StringAttr>()) {
-    const StringRef *position = llvm::find(meshAxes, axis);
-    if (position == meshAxes.end())
-      return op->emitOpError("names axis '") << axis << "' of another mesh";
-    ints.push_back(position - meshAxes.begin());
-  }
+  for (StringRef axis : axes.getAsValueRange<StringAttr>())
+    if (failed(appendAxis(op, axis, meshAxes, ints)))
+      return failure();
   return success();
 }
 
@@ -280,11 +287,9 @@ template <typename PointToPointOpT>
 static LogicalResult appendPointToPoint(PointToPointOpT op,
                                         ArrayRef<StringRef> meshAxes,
                                         Ints &ints) {
-  const StringRef *position = llvm::find(meshAxes, op.getAxis());
-  if (position == meshAxes.end())
-    return op->emitOpError("names axis '")
-           << op.getAxis() << "' of another mesh";
-  ints.append({position - meshAxes.begin(), static_cast<int64_t>(op.getPeer()),
+  if (failed(appendAxis(op, op.getAxis(), meshAxes, ints)))
+    return failure();
+  ints.append({static_cast<int64_t>(op.getPeer()),
                static_cast<int64_t>(op.getChannel())});
   return success();
 }

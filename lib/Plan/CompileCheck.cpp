@@ -58,11 +58,15 @@ FailureOr<CompiledFigures> mlir::parc::compilePlan(func::FuncOp forward,
   }
   // A pipeline's figures are its heaviest stage's: the memory that must
   // fit on every device.
-  SmallVector<func::FuncOp> stages = getStageFunctions(*module);
-  if (stages.empty())
+  FailureOr<SmallVector<func::FuncOp>> stages = getStageFunctions(*module);
+  if (failed(stages)) {
+    error = messages;
+    return failure();
+  }
+  if (stages->empty())
     return measureCompiledProgram(step);
   std::optional<CompiledFigures> heaviest;
-  for (func::FuncOp stage : stages) {
+  for (func::FuncOp stage : *stages) {
     FailureOr<CompiledFigures> figures = measureCompiledProgram(stage);
     if (failed(figures))
       return failure();

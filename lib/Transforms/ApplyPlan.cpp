@@ -307,10 +307,7 @@ LogicalResult ApplyPlanPass::splitMicrobatches(const Plan &plan,
     if (walk.wasInterrupted())
       return failure();
 
-    std::set<int64_t> layers;
-    for (const ModelArgument &argument : *arguments)
-      if (std::optional<int64_t> layer = getLayerIndex(argument.name))
-        layers.insert(*layer);
+    std::set<int64_t> layers = getLayerIndices(func);
     std::optional<SmallVector<int64_t>> given;
     if (pipeline.layersPerStage)
       given.emplace(pipeline.layersPerStage->begin(),

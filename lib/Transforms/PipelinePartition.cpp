@@ -124,8 +124,7 @@ private:
 class StageEmitter {
 public:
   StageEmitter(PipelinePartitioner &p, int64_t stage, func::FuncOp stageFunc)
-      : p(p), stage(stage), stageFunc(stageFunc),
-        builder(stageFunc.getBody().front().getParentOp()->getContext()) {
+      : p(p), stage(stage), builder(stageFunc.getContext()) {
     builder.setInsertionPointToEnd(&stageFunc.getBody().front());
   }
 
@@ -147,7 +146,6 @@ private:
 
   PipelinePartitioner &p;
   int64_t stage;
-  func::FuncOp stageFunc;
   OpBuilder builder;
   std::map<std::pair<void *, int64_t>, Value> copies;
   /// Running sums over micro-batches, by the collective that sums.
@@ -161,12 +159,7 @@ private:
 //===----------------------------------------------------------------------===//
 
 LogicalResult PipelinePartitioner::assignLayerStages() {
-  std::set<int64_t> layers;
-  for (BlockArgument argument : body.getArguments())
-    if (auto name = func.getArgAttrOfType<StringAttr>(
-            argument.getArgNumber(), ParcDialect::kNameAttrName))
-      if (std::optional<int64_t> layer = getLayerIndex(name.getValue()))
-        layers.insert(*layer);
+  std::set<int64_t> layers = getLayerIndices(func);
   llvm::Expected<SmallVector<int64_t>> perStage = getLayersPerStage(
       getNumChunks(), layers.size(), config.layersPerStage);
   if (!perStage)
@@ -538,11 +531,13 @@ void StageEmitter::produced(Value value, Value copy, int64_t microbatch) {
     for (Operation *sum : it->second)
       if (isa<dist::AllReduceOp>(sum)) {
         Value &total = sums[sum];
-        total = total ? AddOp::create(builder, value.getLoc(), total, copy)
-                            .getResult()
-                      : copy;
-        setPhase(total.getDefiningOp() ? total.getDefiningOp() : sum,
-                 p.info[value].phase);
+        if (!total) {
+          total = copy;
+          continue;
+        }
+        auto add = AddOp::create(builder, value.getLoc(), total, copy);
+        setPhase(add, p.info[value].phase);
+        total = add;
       }
 }
 

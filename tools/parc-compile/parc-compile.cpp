@@ -141,8 +141,12 @@ static LogicalResult link(StringRef object, StringRef executable) {
 /// A stage's schedule and the micro-batches it holds activations of.
 static void printStageSchedule(llvm::raw_ostream &os, func::FuncOp stageFunc) {
   auto pipeline = stageFunc->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
-  os << "schedule: " << pipeline.getAs<StringAttr>("schedule").getValue()
-     << ", " << pipeline.getAs<IntegerAttr>("microbatches").getInt()
+  auto schedule = pipeline ? pipeline.getAs<StringAttr>("schedule") : nullptr;
+  auto microbatches =
+      pipeline ? pipeline.getAs<IntegerAttr>("microbatches") : nullptr;
+  if (!schedule || !microbatches)
+    return; // a hand-written stage without a schedule to report
+  os << "schedule: " << schedule.getValue() << ", " << microbatches.getInt()
      << " micro-batches, activations of at most "
      << getMaxInFlight(getStageSchedule(stageFunc))
      << " micro-batches alive\n";
@@ -190,7 +194,10 @@ int main(int argc, char **argv) {
 
   // One executable, or one per pipeline stage (MPMD: a stage's ranks run
   // only its program, so each holds only its stage's code and memory plan).
-  SmallVector<func::FuncOp> functions = getStageFunctions(*module);
+  FailureOr<SmallVector<func::FuncOp>> stages = getStageFunctions(*module);
+  if (failed(stages))
+    return 1;
+  SmallVector<func::FuncOp> functions = std::move(*stages);
   bool pipelined = !functions.empty();
   if (!pipelined) {
     func::FuncOp func = findModelFunction(*module, funcName);
@@ -229,6 +236,14 @@ int main(int argc, char **argv) {
   if (auto pipeline = first->getAttrOfType<DictionaryAttr>(kPipelineAttrName))
     if (auto axis = pipeline.getAs<StringAttr>("axis"))
       stageAxis = axis.getValue().str();
+  // Each rank's coordinate on the stage axis picks its executable.
+  auto stageAxisIt = llvm::find(axisNames, stageAxis);
+  if (pipelined &&
+      (stageAxisIt == axisNames.end() ||
+       axisSizes[stageAxisIt - axisNames.begin()] != int64_t(functions.size())))
+    return fail("the stage functions of " + inputFile +
+                " name no pipeline axis of their mesh with one coordinate "
+                "per stage (dist.pipeline)");
 
   size_t stageAxisPosition =
       llvm::find(axisNames, stageAxis) - axisNames.begin();

@@ -285,7 +285,10 @@ int main(int argc, char **argv) {
   // A pipelined module runs its stage functions, one per pipeline
   // coordinate; otherwise one function runs.
   SimulatedProgram program;
-  program.functions = getStageFunctions(*module);
+  FailureOr<SmallVector<func::FuncOp>> stages = getStageFunctions(*module);
+  if (failed(stages))
+    return 1;
+  program.functions = std::move(*stages);
   if (program.functions.empty() || funcName.getNumOccurrences()) {
     func::FuncOp func = findModelFunction(*module, funcName);
     if (!func)

@@ -186,6 +186,16 @@ std::optional<int64_t> mlir::parc::getLayerIndex(StringRef name) {
   return std::nullopt;
 }
 
+std::set<int64_t> mlir::parc::getLayerIndices(func::FuncOp func) {
+  std::set<int64_t> layers;
+  for (unsigned index = 0; index < func.getNumArguments(); ++index)
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            index, ParcDialect::kNameAttrName))
+      if (std::optional<int64_t> layer = getLayerIndex(name.getValue()))
+        layers.insert(*layer);
+  return layers;
+}
+
 Phase mlir::parc::getPhase(Operation *op) {
   auto phase = op->getAttrOfType<StringAttr>(kPhaseAttrName);
   if (!phase)
@@ -209,14 +219,27 @@ void mlir::parc::tagUntaggedOps(func::FuncOp func, Phase phase) {
       setPhase(&op, phase);
 }
 
-SmallVector<func::FuncOp> mlir::parc::getStageFunctions(ModuleOp module) {
+FailureOr<SmallVector<func::FuncOp>>
+mlir::parc::getStageFunctions(ModuleOp module) {
   SmallVector<func::FuncOp> stages;
   for (auto func : module.getOps<func::FuncOp>())
-    if (func->getAttrOfType<IntegerAttr>(kStageAttrName))
+    if (func->hasAttr(kStageAttrName)) {
+      if (!func->getAttrOfType<IntegerAttr>(kStageAttrName))
+        return func.emitError("'") << kStageAttrName
+                                   << "' must be an integer stage index";
       stages.push_back(func);
-  llvm::sort(stages, [](func::FuncOp a, func::FuncOp b) {
+    }
+  llvm::stable_sort(stages, [](func::FuncOp a, func::FuncOp b) {
     return a->getAttrOfType<IntegerAttr>(kStageAttrName).getInt() <
            b->getAttrOfType<IntegerAttr>(kStageAttrName).getInt();
   });
+  // Tools index stages by position: they must be 0, 1, ... once each.
+  for (auto [index, func] : llvm::enumerate(stages))
+    if (func->getAttrOfType<IntegerAttr>(kStageAttrName).getInt() !=
+        int64_t(index))
+      return func.emitError("is stage ")
+             << func->getAttrOfType<IntegerAttr>(kStageAttrName).getInt()
+             << " but the module's stage functions must be numbered 0 to "
+             << stages.size() - 1 << " once each";
   return stages;
 }

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "parc/IR/ParcAttrs.h"
 
+#include <set>
 #include <string>
 
 namespace mlir::parc {
@@ -68,6 +69,8 @@ SmallVector<Operation *> getPlanPositionedOps(func::FuncOp func);
 /// The layer index in a parameter name such as `h.11.attn.c_attn.weight`:
 /// its first all-digit component.
 std::optional<int64_t> getLayerIndex(StringRef name);
+/// The layer indices the arguments of `func` name, in order.
+std::set<int64_t> getLayerIndices(func::FuncOp func);
 
 /// The part of a train step an op belongs to, as autodiff and the train
 /// step tag it (`parc.phase`): pipeline schedules and recomputation need
@@ -83,8 +86,8 @@ void tagUntaggedOps(func::FuncOp func, Phase phase);
 /// index on the pipeline axis (--parc-pipeline-partition).
 constexpr StringLiteral kStageAttrName = "dist.stage";
 /// The stage functions of `module` in stage order; empty when it is not
-/// pipelined.
-SmallVector<func::FuncOp> getStageFunctions(ModuleOp module);
+/// pipelined. Fails with a diagnostic unless they are numbered 0, 1, ...
+FailureOr<SmallVector<func::FuncOp>> getStageFunctions(ModuleOp module);
 
 /// The name of each result: its `parc.name`, else `result<N>`.
 SmallVector<std::string> getResultNames(func::FuncOp func);

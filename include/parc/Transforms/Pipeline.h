@@ -34,10 +34,6 @@ struct ScheduleUnit {
   Kind kind;
   int64_t microbatch;
   int64_t chunk;
-  bool operator==(const ScheduleUnit &other) const {
-    return kind == other.kind && microbatch == other.microbatch &&
-           chunk == other.chunk;
-  }
 };
 
 /// The units stage `stage` of `stages` runs, in order. GPipe runs every
