@@ -141,6 +141,8 @@ struct SimulatedProgram {
   SmallVector<func::FuncOp> functions;
   std::string stageAxis;
   SmallVector<ModelArgument> arguments;
+  /// Per function, the position in `arguments` of each of its arguments.
+  SmallVector<SmallVector<unsigned>> argumentPositions;
   SmallVector<std::string> resultNames;
   SmallVector<Type> resultTypes;
 };
@@ -155,10 +157,12 @@ static dist::ShardingAttr shardingOf(DictionaryAttr attrs) {
 static LogicalResult describeProgram(SimulatedProgram &program,
                                      const interp::MeshLayout *mesh) {
   llvm::StringSet<> seenResults;
+  llvm::StringMap<unsigned> positionOf;
   for (func::FuncOp func : program.functions) {
     FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
     if (failed(arguments))
       return failure();
+    SmallVector<unsigned> &positions = program.argumentPositions.emplace_back();
     for (ModelArgument &argument : *arguments) {
       if (mesh) {
         auto sharding = func.getArgAttrOfType<dist::ShardingAttr>(
@@ -179,9 +183,10 @@ static LogicalResult describeProgram(SimulatedProgram &program,
             interp::getGlobalShape(argument.type.getShape(), sharding, *mesh),
             argument.type.getElementType());
       }
-      if (llvm::any_of(program.arguments, [&](const ModelArgument &known) {
-            return known.name == argument.name;
-          }))
+      auto [it, inserted] =
+          positionOf.try_emplace(argument.name, program.arguments.size());
+      positions.push_back(it->second);
+      if (!inserted)
         continue;
       argument.index = program.arguments.size();
       program.arguments.push_back(argument);
@@ -201,27 +206,22 @@ static LogicalResult describeProgram(SimulatedProgram &program,
 static FailureOr<SmallVector<interp::Tensor>>
 runOnMesh(const SimulatedProgram &program, const interp::MeshLayout &mesh,
           ArrayRef<interp::Tensor> globals, interp::Precision mode) {
-  auto functionOf = [&](int64_t rank) {
+  auto stageOf = [&](int64_t rank) -> size_t {
     return program.functions.size() == 1
-               ? program.functions.front()
-               : program.functions[mesh.getCoordinate(rank,
-                                                      program.stageAxis)];
+               ? 0
+               : mesh.getCoordinate(rank, program.stageAxis);
   };
-  llvm::StringMap<unsigned> argumentIndex;
-  for (const ModelArgument &argument : program.arguments)
-    argumentIndex[argument.name] = argument.index;
   SmallVector<func::FuncOp> rankFunctions;
   SmallVector<SmallVector<interp::Tensor>> rankArguments(mesh.getNumRanks());
   for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank) {
-    func::FuncOp func = functionOf(rank);
+    size_t stage = stageOf(rank);
+    func::FuncOp func = program.functions[stage];
     rankFunctions.push_back(func);
-    FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
-    if (failed(arguments))
-      return failure();
-    for (const ModelArgument &argument : *arguments)
+    for (auto [index, position] :
+         llvm::enumerate(program.argumentPositions[stage]))
       rankArguments[rank].push_back(interp::sliceForRank(
-          globals[argumentIndex.lookup(argument.name)],
-          shardingOf(func.getArgAttrDict(argument.index)), mesh, rank));
+          globals[position], shardingOf(func.getArgAttrDict(index)), mesh,
+          rank));
   }
   FailureOr<SmallVector<SmallVector<interp::Tensor>>> rankResults =
       interp::evaluateRanks(rankFunctions, mesh, rankArguments, mode);
