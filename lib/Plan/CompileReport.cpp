@@ -18,6 +18,23 @@ double CompiledFigures::getTrafficBytes() const {
   return traffic;
 }
 
+/// The gradients a rank holds from the backward pass into the update: what
+/// backward ops define and update ops read (whole at ZeRO 0-1, this rank's
+/// shard at ZeRO 2-3).
+static int64_t getHeldGradientBytes(func::FuncOp func) {
+  int64_t bytes = 0;
+  func.walk([&](Operation *op) {
+    if (getPhase(op) != Phase::Backward)
+      return;
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [](Operation *user) {
+            return getPhase(user) == Phase::Update;
+          }))
+        bytes += getTensorBytes(cast<ShapedType>(result.getType()));
+  });
+  return bytes;
+}
+
 FailureOr<CompiledFigures> mlir::parc::measureCompiledProgram(func::FuncOp func) {
   auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName);
   auto tensors = func->getAttrOfType<IntegerAttr>(kTensorBytesAttrName);
@@ -39,6 +56,7 @@ FailureOr<CompiledFigures> mlir::parc::measureCompiledProgram(func::FuncOp func)
     if (argument.role == ArgumentRole::OptState)
       figures.optimizerStateBytes += getTensorBytes(argument.type);
   }
+  figures.gradientBytes = getHeldGradientBytes(func);
   figures.collectives = collectCollectives(func);
   return figures;
 }
@@ -69,6 +87,7 @@ void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
     printPrediction(os, predicted->peakMemoryBytesPerRank, arena);
   os << "\n";
   os << "parameter bytes per rank: " << figures.parameterBytes << "\n";
+  os << "gradient bytes per rank: " << figures.gradientBytes << "\n";
   os << "optimizer state bytes per rank: " << figures.optimizerStateBytes
      << "\n";
   os << "collectives per step:\n";

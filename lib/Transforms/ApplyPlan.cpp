@@ -2,7 +2,7 @@
 //
 // The plan is read by readPlan (parc/Plan/Plan.h), which rejects malformed
 // files with their line:column; this pass applies what parc-compile builds
-// (mesh, shardings, ZeRO 0 and 1, GPipe and 1F1B pipelines) and rejects the
+// (mesh, shardings, ZeRO 0-3, pipelines) and rejects the
 // parts it does not build yet.
 //
 // Micro-batches are data parallelism in time: the mesh gets one more axis,
@@ -17,12 +17,14 @@
 #include "parc/IR/DimensionFlow.h"
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/IR/ParcInterfaces.h"
 #include "parc/Plan/Plan.h"
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/Pipeline.h"
 
 #include "mlir/IR/Builders.h"
 #include "parc/Support/InputFile.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <set>
@@ -59,7 +61,7 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   LogicalResult checkBuilt(const Plan &plan);
   FailureOr<dist::MeshOp> createMesh(const Plan &plan);
   LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
-  LogicalResult shardOptimizerState(dist::MeshOp mesh, json::Location location);
+  LogicalResult shardModelState(const Plan &plan, dist::MeshOp mesh);
   LogicalResult splitMicrobatches(const Plan &plan, dist::MeshOp mesh);
   /// The plan's micro-batch count; by default one per stage.
   static int64_t getMicrobatchCount(const Plan &plan);
@@ -101,8 +103,7 @@ LogicalResult ApplyPlanPass::apply() {
   for (const NamedSharding &sharding : plan->shardings)
     if (failed(applySharding(sharding, *meshOp)))
       return failure();
-  if (plan->zero == 1 &&
-      failed(shardOptimizerState(*meshOp, plan->locations.zero)))
+  if (plan->zero.value_or(0) > 0 && failed(shardModelState(*plan, *meshOp)))
     return failure();
   if (plan->pipeline)
     return splitMicrobatches(*plan, *meshOp);
@@ -143,11 +144,6 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
                  << "axis '" << pipeline->axis
                  << "', whose coordinates are stages";
   }
-  if (plan.zero && *plan.zero > 1)
-    return error(at.zero) << "\"zero\": " << *plan.zero << " (ZeRO-"
-                          << *plan.zero
-                          << ") is not built yet (issue 11); parc-compile "
-                             "builds ZeRO 0 and 1";
   if (plan.recompute && *plan.recompute != Recompute::None)
     return error(at.recompute)
            << "\"recompute\": \"" << getRecomputeName(*plan.recompute)
@@ -162,46 +158,161 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
   return success();
 }
 
-// ZeRO-1: every optimizer state tensor is split over dp on its first
-// dimension that dp divides, parameters stay whole; the update then needs its
-// gradient only as this rank's shard (a reduce_scatter) and gathers the new
-// parameter.
-LogicalResult ApplyPlanPass::shardOptimizerState(dist::MeshOp mesh,
-                                                 json::Location location) {
+// ZeRO: the optimizer state of each parameter is laid out as the parameter
+// with dp added on its first dimension whose shard dp divides; at stage 3
+// the parameter is stored so too, and every op that reads it outside the
+// update gets its own gathered copy (a constraint to the parameter's own
+// layout right before the op), which dies after that op as in FSDP's
+// FULL_SHARD. Stages 1 and 2 differ in when gradients are scattered (see
+// --parc-pipeline-partition), not in layouts.
+// Clipping scales the gradient in the update phase; the value before it
+// (of the parameter's type) is what the backward pass produced.
+static Value getBackwardGradient(OptimizerUpdateOpInterface update) {
+  Value gradient = update.getParameterGradient();
+  Type type = update.getUpdatedParameter().getType();
+  while (Operation *producer = gradient.getDefiningOp()) {
+    if (getPhase(producer) != Phase::Update)
+      break;
+    auto input = llvm::find_if(producer->getOperands(), [&](Value operand) {
+      return operand.getType() == type;
+    });
+    if (input == producer->operand_end())
+      break;
+    gradient = *input;
+  }
+  return gradient;
+}
+
+LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
+                                             dist::MeshOp mesh) {
+  int64_t stage = *plan.zero;
   std::optional<int64_t> dp = mesh.getAxisSize("dp");
   if (!dp)
-    return error(location)
-           << "\"zero\": 1 shards optimizer state over the mesh "
-              "axis 'dp', which the mesh does not have";
+    return error(plan.locations.zero)
+           << "\"zero\": " << stage
+           << " shards model state over the mesh axis 'dp', which the mesh "
+              "does not have";
   Builder builder(&getContext());
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
-  for (auto func : getOperation().getOps<func::FuncOp>())
-    for (unsigned index = 0; index < func.getNumArguments(); ++index) {
-      auto role =
-          func.getArgAttrOfType<StringAttr>(index, ParcDialect::kRoleAttrName);
-      auto type = cast<ShapedType>(func.getArgument(index).getType());
-      if (!role ||
-          func.getArgAttr(index, dist::DistDialect::kPlanShardingAttrName))
+  StringAttr dpName = builder.getStringAttr("dp");
+  auto shardingOf = [&](ArrayRef<Attribute> dims,
+                        ArrayRef<Attribute> partial = {}) {
+    return dist::ShardingAttr::get(&getContext(), meshRef,
+                                   builder.getArrayAttr(dims),
+                                   builder.getArrayAttr(partial));
+  };
+  // Under a pipeline, stage 1 sums each gradient over the micro-batches
+  // whole; stages 2 and 3 scatter each micro-batch's and sum the shards.
+  SmallVector<Attribute> pendingSum = {dpName};
+  SmallVector<Attribute> shardSum;
+  if (plan.pipeline && stage >= 2) {
+    pendingSum.push_back(builder.getStringAttr(kMicrobatchAxis));
+    shardSum.push_back(builder.getStringAttr(kMicrobatchAxis));
+  }
+  bool anyUpdate = false;
+  for (auto func : getOperation().getOps<func::FuncOp>()) {
+    auto isArgument = [&](Value value, StringRef role) {
+      auto argument = dyn_cast<BlockArgument>(value);
+      if (!argument || argument.getOwner() != &func.getBody().front())
+        return false;
+      auto attr = func.getArgAttrOfType<StringAttr>(
+          argument.getArgNumber(), ParcDialect::kRoleAttrName);
+      return attr && attr.getValue() == role;
+    };
+    SmallVector<OptimizerUpdateOpInterface> updates;
+    func.walk([&](OptimizerUpdateOpInterface op) { updates.push_back(op); });
+    anyUpdate |= !updates.empty();
+    for (OptimizerUpdateOpInterface update : updates) {
+      Value param = update.getUpdatedParameter();
+      if (!isArgument(param, "param"))
         continue;
-      SmallVector<Attribute> dims(type.getRank(), builder.getArrayAttr({}));
-      // Parameters stay whole (ZeRO-1, not -3): pinning them keeps the
-      // state's split from spreading to them.
-      if (role.getValue() == "optstate") {
-        // The first dimension that dp divides holds the split.
-        auto dim = llvm::find_if(type.getShape(),
-                                 [&](int64_t size) { return size % *dp == 0; });
-        if (dim == type.getShape().end())
-          continue;
-        dims[dim - type.getShape().begin()] =
-            builder.getArrayAttr({builder.getStringAttr("dp")});
-      } else if (role.getValue() != "param") {
-        continue;
+      unsigned paramIndex = cast<BlockArgument>(param).getArgNumber();
+      auto type = cast<ShapedType>(param.getType());
+      auto pinned = func.getArgAttrOfType<dist::ShardingAttr>(
+          paramIndex, dist::DistDialect::kPlanShardingAttrName);
+      SmallVector<Attribute> own =
+          pinned ? llvm::to_vector(pinned.getDims().getValue())
+                 : SmallVector<Attribute>(type.getRank(),
+                                          builder.getArrayAttr({}));
+      SmallVector<Attribute> zero = own;
+      bool alreadySplit = false;
+      std::optional<unsigned> zeroDim;
+      for (unsigned dim = 0; dim < own.size(); ++dim) {
+        int64_t shard = type.getDimSize(dim);
+        for (Attribute axis : cast<ArrayAttr>(own[dim])) {
+          alreadySplit |= axis == dpName;
+          shard /= *mesh.getAxisSize(cast<StringAttr>(axis).getValue());
+        }
+        if (!zeroDim && shard % *dp == 0)
+          zeroDim = dim;
       }
-      func.setArgAttr(index, dist::DistDialect::kPlanShardingAttrName,
-                      dist::ShardingAttr::get(&getContext(), meshRef,
-                                              builder.getArrayAttr(dims),
-                                              builder.getArrayAttr({})));
+      if (!alreadySplit && zeroDim) {
+        SmallVector<Attribute> axes =
+            llvm::to_vector(cast<ArrayAttr>(own[*zeroDim]).getValue());
+        axes.push_back(dpName);
+        zero[*zeroDim] = builder.getArrayAttr(axes);
+      }
+      // The parameter keeps its own layout below stage 3: pinning it keeps
+      // the state's split from spreading to it.
+      func.setArgAttr(paramIndex, dist::DistDialect::kPlanShardingAttrName,
+                      shardingOf(stage >= 3 ? zero : own));
+      for (Value state : update.getParameterState()) {
+        unsigned index = cast<BlockArgument>(state).getArgNumber();
+        if (isArgument(state, "optstate") &&
+            !func.getArgAttr(index, dist::DistDialect::kPlanShardingAttrName))
+          func.setArgAttr(index, dist::DistDialect::kPlanShardingAttrName,
+                          shardingOf(zero));
+      }
+      if (zero == own)
+        continue;
+      // The gradient as the backward pass leaves it is held whole, its sum
+      // over dp pending (which also keeps the split from spreading into the
+      // backward pass), and scattered where the update first reads it at
+      // stage 1, at once at stages 2 and 3.
+      Value gradient = getBackwardGradient(update);
+      OpBuilder after(&getContext());
+      after.setInsertionPointAfterValue(gradient);
+      auto pending = dist::ConstraintOp::create(
+          after, gradient.getLoc(), gradient, shardingOf(own, pendingSum));
+      setPhase(pending, Phase::Backward);
+      gradient.replaceAllUsesExcept(pending, pending);
+      OpBuilder scatterAt(&getContext());
+      if (stage == 1)
+        scatterAt.setInsertionPoint(*llvm::min_element(
+            pending->getUsers(), [](Operation *a, Operation *b) {
+              return a->isBeforeInBlock(b);
+            }));
+      else
+        scatterAt.setInsertionPointAfter(pending);
+      auto shard = dist::ConstraintOp::create(
+          scatterAt, gradient.getLoc(), pending, shardingOf(zero, shardSum));
+      setPhase(shard, stage == 1 ? Phase::Update : Phase::Backward);
+      pending.getResult().replaceAllUsesExcept(shard, shard);
+      for (dist::ConstraintOp pinned : {pending, shard})
+        pinned->setAttr(dist::DistDialect::kFromPlanAttrName,
+                        builder.getUnitAttr());
+      if (stage < 3)
+        continue;
+      SetVector<Operation *> readers;
+      for (Operation *user : param.getUsers())
+        if (user != update.getOperation())
+          readers.insert(user);
+      for (Operation *reader : readers) {
+        OpBuilder before(reader);
+        auto gathered = dist::ConstraintOp::create(before, reader->getLoc(),
+                                                   param, shardingOf(own));
+        gathered->setAttr(dist::DistDialect::kFromPlanAttrName,
+                          before.getUnitAttr());
+        reader->replaceUsesOfWith(param, gathered);
+      }
     }
+  }
+  if (!anyUpdate)
+    return error(plan.locations.zero)
+           << "\"zero\": " << stage
+           << " shards a train step's optimizer state, gradients and "
+              "parameters, but the model has no optimizer update (make one "
+              "with --parc-make-train-step)";
   return success();
 }
 

@@ -10,7 +10,6 @@
 #include "parc/Transforms/ShardingAnnotations.h"
 
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/ScopeExit.h"
 
 namespace mlir::parc {
 #define GEN_PASS_DEF_PARTITIONPASS
@@ -47,6 +46,30 @@ private:
 };
 
 } // namespace
+
+/// The local ops and collectives built for a global op while this lives keep
+/// that op's phase tag.
+class PhaseOfBuiltOps {
+public:
+  PhaseOfBuiltOps(OpBuilder &builder, Operation *global)
+      : block(builder.getInsertionBlock()),
+        lastBefore(block->empty() ? nullptr : &block->back()),
+        phase(global->getAttr(kPhaseAttrName)) {}
+  ~PhaseOfBuiltOps() {
+    if (!phase)
+      return;
+    Operation *built = lastBefore ? lastBefore->getNextNode()
+                       : block->empty() ? nullptr
+                                        : &block->front();
+    for (; built; built = built->getNextNode())
+      built->setAttr(kPhaseAttrName, phase);
+  }
+
+private:
+  Block *block;
+  Operation *lastBefore;
+  Attribute phase;
+};
 
 static TensorSharding replicatedFor(Value value) {
   return TensorSharding::replicated(
@@ -124,19 +147,7 @@ LogicalResult Partitioner::partitionOp(Operation *op,
             deferred.clear();
   }
 
-  // The local ops and collectives built for `op` keep its phase tag.
-  Block *localBody = builder.getInsertionBlock();
-  Operation *lastBefore = localBody->empty() ? nullptr : &localBody->back();
-  auto scope = llvm::make_scope_exit([&] {
-    Attribute phase = op->getAttr(kPhaseAttrName);
-    if (!phase)
-      return;
-    Operation *built = lastBefore ? lastBefore->getNextNode()
-                       : localBody->empty() ? nullptr
-                                            : &localBody->front();
-    for (; built; built = built->getNextNode())
-      built->setAttr(kPhaseAttrName, phase);
-  });
+  PhaseOfBuiltOps keepPhase(builder, op);
 
   SmallVector<Value> operands;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
@@ -217,8 +228,15 @@ LogicalResult Partitioner::run() {
     if (auto constraint = dyn_cast<dist::ConstraintOp>(op)) {
       TensorSharding pinned =
           TensorSharding::fromAttr(constraint.getSharding());
+      // Each constraint reshards where it stands, never sharing an earlier
+      // one's copy: ZeRO-3 gathers a parameter anew for every reader, so
+      // the copy dies after it.
+      Value input = constraint.getInput();
+      PhaseOfBuiltOps keepPhase(builder, constraint);
       FailureOr<Value> local =
-          localOperand(constraint.getLoc(), constraint.getInput(), pinned);
+          reshard(builder, constraint.getLoc(), mesh, mapping.lookup(input),
+                  cast<RankedTensorType>(input.getType()), layouts.at(input),
+                  pinned);
       if (failed(local))
         return fail();
       mapping.map(constraint.getResult(), *local);

@@ -83,7 +83,6 @@ public:
 
 private:
   void sumPartsSeparately();
-  void sumBeforeScattering();
   LogicalResult assignLayerStages();
   LogicalResult assignStagesByCost();
   LogicalResult analyzeArguments();
@@ -869,38 +868,7 @@ void PipelinePartitioner::sumPartsSeparately() {
   }
 }
 
-// A reduce_scatter over other axes whose shard is then summed over the
-// micro-batches (ZeRO's gradient shard) is the reduce_scatter of the sum:
-// the micro-batches accumulate the whole gradient and scatter it once, not
-// once per micro-batch.
-void PipelinePartitioner::sumBeforeScattering() {
-  SmallVector<dist::AllReduceOp> sums;
-  func.walk([&](dist::AllReduceOp sum) { sums.push_back(sum); });
-  for (dist::AllReduceOp sum : sums) {
-    auto scatter = sum.getInput().getDefiningOp<dist::ReduceScatterOp>();
-    SplitAxes split = splitAxes(sum);
-    if (!scatter || !scatter->hasOneUse() || !split.overMicrobatches ||
-        !split.rest.empty() || splitAxes(scatter).overMicrobatches ||
-        sum.getReduction() != dist::ReductionKind::Sum)
-      continue;
-    OpBuilder builder(sum);
-    auto whole = dist::AllReduceOp::create(
-        builder, sum.getLoc(), scatter.getInput().getType(),
-        scatter.getInput(), sum.getMeshAttr(), sum.getAxesAttr(),
-        sum.getReductionAttr());
-    whole->setDiscardableAttrs(sum->getDiscardableAttrDictionary());
-    auto shard = dist::ReduceScatterOp::create(
-        builder, scatter.getLoc(), scatter.getType(), whole,
-        scatter.getMeshAttr(), scatter.getAxesAttr(), scatter.getDimAttr());
-    shard->setDiscardableAttrs(scatter->getDiscardableAttrDictionary());
-    sum.replaceAllUsesWith(shard.getResult());
-    sum.erase();
-    scatter.erase();
-  }
-}
-
 FailureOr<SmallVector<func::FuncOp>> PipelinePartitioner::run() {
-  sumBeforeScattering();
   sumPartsSeparately();
   if (failed(assignLayerStages()) || failed(analyzeArguments()))
     return failure();

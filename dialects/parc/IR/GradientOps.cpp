@@ -228,3 +228,11 @@ int64_t CrossEntropyGradOp::getFlopCount() {
 int64_t AdamWUpdateOp::getFlopCount() { return 12 * numElements(getType(0)); }
 
 int64_t SgdUpdateOp::getFlopCount() { return 4 * numElements(getType(0)); }
+
+SmallVector<Value> AdamWUpdateOp::getParameterState() {
+  return {getFirstMoment(), getSecondMoment()};
+}
+
+SmallVector<Value> SgdUpdateOp::getParameterState() {
+  return {getMomentumBuffer()};
+}

@@ -82,4 +82,26 @@ def Parc_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   ];
 }
 
+def Parc_OptimizerUpdateOpInterface : OpInterface<"OptimizerUpdateOpInterface"> {
+  let cppNamespace = "::mlir::parc";
+  let description = [{
+    One parameter's optimizer step: which operand is the parameter, which its
+    gradient and which its per-parameter state (moments, momentum; not
+    scalars shared by every update such as the step counter). ZeRO shards the
+    state like the parameter and, at stage 3, the parameter itself.
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the parameter the step updates.",
+      "::mlir::Value", "getUpdatedParameter", (ins), [{
+        return $_op.getParam();
+      }]>,
+    InterfaceMethod<"Returns the parameter's gradient.",
+      "::mlir::Value", "getParameterGradient", (ins), [{
+        return $_op.getGrad();
+      }]>,
+    InterfaceMethod<"Returns the per-parameter optimizer state operands.",
+      "::llvm::SmallVector<::mlir::Value>", "getParameterState">
+  ];
+}
+
 #endif // PARC_IR_PARCINTERFACES_TD

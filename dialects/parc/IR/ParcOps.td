@@ -489,6 +489,8 @@ def Parc_AdamWUpdateOp : Parc_Op<"adamw_update", [
     AllTypesMatch<["param", "grad", "first_moment", "second_moment",
                    "new_param", "new_first_moment", "new_second_moment"]>,
     Parc_InPlaceElementwise,
+    DeclareOpInterfaceMethods<Parc_OptimizerUpdateOpInterface,
+                              ["getParameterState"]>,
     Parc_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
   let summary = "one AdamW step: bias-corrected moments, decoupled decay";
@@ -517,6 +519,8 @@ def Parc_SgdUpdateOp : Parc_Op<"sgd_update", [
     AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
                    "new_momentum_buffer"]>,
     Parc_InPlaceElementwise,
+    DeclareOpInterfaceMethods<Parc_OptimizerUpdateOpInterface,
+                              ["getParameterState"]>,
     Parc_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
   let summary = "one SGD step with momentum";

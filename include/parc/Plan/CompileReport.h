@@ -24,6 +24,8 @@ struct CompiledFigures {
   int64_t arenaBytes = 0;
   int64_t tensorBytes = 0;
   int64_t parameterBytes = 0;
+  /// Gradients held from the backward pass into the optimizer update.
+  int64_t gradientBytes = 0;
   int64_t optimizerStateBytes = 0;
   SmallVector<CollectiveRecord> collectives;
 
