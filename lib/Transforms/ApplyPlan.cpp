@@ -215,8 +215,8 @@ LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
       auto argument = dyn_cast<BlockArgument>(value);
       if (!argument || argument.getOwner() != &func.getBody().front())
         return false;
-      auto attr = func.getArgAttrOfType<StringAttr>(
-          argument.getArgNumber(), ParcDialect::kRoleAttrName);
+      auto attr = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                    ParcDialect::kRoleAttrName);
       return attr && attr.getValue() == role;
     };
     SmallVector<OptimizerUpdateOpInterface> updates;
@@ -279,9 +279,8 @@ LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
       OpBuilder scatterAt(&getContext());
       if (stage == 1)
         scatterAt.setInsertionPoint(*llvm::min_element(
-            pending->getUsers(), [](Operation *a, Operation *b) {
-              return a->isBeforeInBlock(b);
-            }));
+            pending->getUsers(),
+            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); }));
       else
         scatterAt.setInsertionPointAfter(pending);
       auto shard = dist::ConstraintOp::create(

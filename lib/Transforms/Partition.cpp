@@ -58,7 +58,7 @@ public:
   ~PhaseOfBuiltOps() {
     if (!phase)
       return;
-    Operation *built = lastBefore ? lastBefore->getNextNode()
+    Operation *built = lastBefore       ? lastBefore->getNextNode()
                        : block->empty() ? nullptr
                                         : &block->front();
     for (; built; built = built->getNextNode())
@@ -233,10 +233,9 @@ LogicalResult Partitioner::run() {
       // the copy dies after it.
       Value input = constraint.getInput();
       PhaseOfBuiltOps keepPhase(builder, constraint);
-      FailureOr<Value> local =
-          reshard(builder, constraint.getLoc(), mesh, mapping.lookup(input),
-                  cast<RankedTensorType>(input.getType()), layouts.at(input),
-                  pinned);
+      FailureOr<Value> local = reshard(
+          builder, constraint.getLoc(), mesh, mapping.lookup(input),
+          cast<RankedTensorType>(input.getType()), layouts.at(input), pinned);
       if (failed(local))
         return fail();
       mapping.map(constraint.getResult(), *local);
