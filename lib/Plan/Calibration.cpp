@@ -213,6 +213,8 @@ llvm::Expected<ClusterSpec> Calibrator::run() {
   cluster.name = "calibrated";
   cluster.devicesPerNode = options.ranks;
   cluster.nodes = 1;
+  // The cpu backend's MPI collectives block the rank.
+  cluster.overlapsCommunication = false;
 
   // GEMMs on every rank at once, chained so that a step is long enough for
   // the step timer's microseconds.

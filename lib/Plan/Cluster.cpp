@@ -25,7 +25,8 @@ constexpr StringRef kDtypes[] = {"f32", "tf32", "bf16", "f16"};
 constexpr StringRef kClusterKeys[] = {
     "name",         "devices_per_node", "nodes",      "peak_flops",
     "memory_bytes", "hbm_bandwidth",    "intra_node", "inter_node",
-    "efficiency",   "kernel_latency", "measured_by"};
+    "efficiency",   "kernel_latency", "overlaps_communication",
+    "measured_by"};
 constexpr StringRef kLinkKeys[] = {"bandwidth", "latency"};
 constexpr StringRef kEfficiencyKeys[] = {"gemm", "memory_bound", "collective"};
 
@@ -163,6 +164,8 @@ static ClusterSpec getCpuLocal() {
   cluster.interNode = {5e9, 5e-6};
   // The default efficiencies too, until calibrated.
   cluster.efficiency = getDefaultEfficiency();
+  // libparcrt's MPI collectives block the rank.
+  cluster.overlapsCommunication = false;
   cluster.measuredBy = "preset: rough defaults; run parc-plan --calibrate";
   return cluster;
 }
@@ -401,6 +404,10 @@ static Expected<ClusterSpec> readClusterObject(const Reader &reader,
                                  Reader::Bound::NonNegative))
     return std::move(error);
   cluster.kernelLatency = kernelLatency.value_or(0);
+  std::optional<bool> overlaps;
+  if (Error error = object->read("overlaps_communication", overlaps))
+    return std::move(error);
+  cluster.overlapsCommunication = overlaps.value_or(true);
   if (Error error = object->read("measured_by", cluster.measuredBy))
     return std::move(error);
   return cluster;
@@ -452,6 +459,8 @@ std::string mlir::parc::writeCluster(const ClusterSpec &cluster) {
   root.add("efficiency", std::move(efficiency));
   if (cluster.kernelLatency > 0)
     root.add("kernel_latency", Value::makeNumber(cluster.kernelLatency));
+  if (!cluster.overlapsCommunication)
+    root.add("overlaps_communication", Value::makeBoolean(false));
   if (cluster.measuredBy)
     root.add("measured_by", Value::makeString(*cluster.measuredBy));
   return json::print(root);

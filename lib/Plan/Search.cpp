@@ -310,6 +310,8 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   double stageParams = stages.parameters[slowest];
   double gradientBytes = stageParams * (mixed ? 2 : 4);
   GroupPlacement dpGroup{dp, plan.tp};
+  bool overlap = options.overlapGradientReduction &&
+                 costs.getCluster().overlapsCommunication;
   double dpTime = 0, dpBytes = 0;
   if (dp > 1) {
     double allReduceBytes = dist::getRingTrafficBytes(
@@ -325,11 +327,12 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
                          : scatter + gather;
       dpBytes = allReduceBytes;
       // The reduction can hide behind the last micro-batch's backward pass.
-      if (options.overlapGradientReduction)
+      if (overlap)
         dpTime = std::max(0.0, dpTime - stageTime * 2.0 / 3.0);
     } else {
       // Prefetching hides the gathers behind the layers' compute.
-      dpTime = m * std::max(0.0, 2 * gather + scatter - stageTime);
+      dpTime = m * (overlap ? std::max(0.0, 2 * gather + scatter - stageTime)
+                            : 2 * gather + scatter);
       dpBytes = m * 1.5 * allReduceBytes;
     }
   }
@@ -384,15 +387,13 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
                    (s == pp - 1 ? post.activationBytes : 0);
     memory.activations = inFlight * (stages.activations[s] + edges);
     // The largest op of the training graph holds its operands and results
-    // at once; ZeRO-3 adds the gathered parameters of a layer (twice, for
-    // prefetching).
+    // at once. Under ZeRO-3 those include a parameter gathered for it alone
+    // (parc gathers each right before the op that reads it, and frees it
+    // after), so stage 3 adds nothing here.
     memory.temporaries =
         stages.temporary[s] + std::max({pre.largestOpBytes,
                                         post.largestOpBytes,
                                         layerCost.largestOpBytes});
-    if (plan.zero >= 3)
-      memory.temporaries += 2 * stages.parameters[s] * (mixed ? 2 : 4) /
-                            std::max<int64_t>(1, stages.layers[s]);
     if (memory.total() > peak) {
       peak = memory.total();
       plan.memory = memory;
@@ -403,8 +404,9 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
 
 void Searcher::checkBuildable(EvaluatedPlan &plan) const {
   plan.buildable = false;
-  if (plan.zero > 1)
-    plan.notBuildable = "ZeRO-" + std::to_string(plan.zero) + " (issue 11)";
+  if (plan.zero >= 3 && plan.pp > 1)
+    plan.notBuildable = "ZeRO-3 under a pipeline (its gathers are shared by "
+                        "the micro-batches, not repeated for each)";
   else if (plan.recompute != Recompute::None)
     plan.notBuildable = "recomputation (issue 11)";
   else if (options.dtype == "bf16")

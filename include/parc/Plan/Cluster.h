@@ -86,6 +86,11 @@ struct ClusterSpec {
   /// Seconds every kernel costs before it does any work (launch and call
   /// overhead); optional in cluster.json (`kernel_latency`), 0 if absent.
   double kernelLatency = 0;
+  /// Whether collectives run beside compute (NCCL on its own stream), so
+  /// a gradient reduction or ZeRO-3's gathers can hide behind the layers;
+  /// optional in cluster.json (`overlaps_communication`), true if absent.
+  /// libparcrt's MPI collectives block the rank that calls them.
+  bool overlapsCommunication = true;
   /// Who measured the numbers ("parc-plan --calibrate", "preset: ...").
   std::optional<std::string> measuredBy;
 

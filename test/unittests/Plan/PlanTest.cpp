@@ -490,6 +490,23 @@ TEST(ClusterTest, ReadsAndWritesTheSameText) {
   ASSERT_FALSE(static_cast<bool>(rejected));
   EXPECT_NE(llvm::toString(rejected.takeError()).find("\"kernel_latency\""),
             std::string::npos);
+
+  // Collectives overlap compute unless the file says they do not (as this
+  // machine's preset does); the flag reads back, and must be a boolean.
+  EXPECT_TRUE(cluster->overlapsCommunication);
+  EXPECT_FALSE(getClusterPreset("cpu-local")->overlapsCommunication);
+  cluster->overlapsCommunication = false;
+  std::string blocking = writeCluster(*cluster);
+  llvm::Expected<ClusterSpec> blockingRead = readCluster(blocking, "c.json");
+  ASSERT_TRUE(static_cast<bool>(blockingRead))
+      << llvm::toString(blockingRead.takeError());
+  EXPECT_FALSE(blockingRead->overlapsCommunication);
+  blocking.replace(blocking.find("false"), 5, "0");
+  llvm::Expected<ClusterSpec> notBoolean = readCluster(blocking, "c.json");
+  ASSERT_FALSE(static_cast<bool>(notBoolean));
+  EXPECT_NE(llvm::toString(notBoolean.takeError())
+                .find("\"overlaps_communication\""),
+            std::string::npos);
 }
 
 /// kClusterText with `from` replaced by `to`.
@@ -506,7 +523,7 @@ TEST(ClusterTest, Errors) {
             "\"name\", \"devices_per_node\", \"nodes\", \"peak_flops\", "
             "\"memory_bytes\", \"hbm_bandwidth\", \"intra_node\", "
             "\"inter_node\", \"efficiency\", \"kernel_latency\", "
-            "\"measured_by\")");
+            "\"overlaps_communication\", \"measured_by\")");
   EXPECT_EQ(clusterError(
                 editCluster("\"bandwidth\": 1e+10", "\"bandwidth\": -1e+10")),
             "c.json:15:18: \"bandwidth\" must be positive, not -1e+10");
