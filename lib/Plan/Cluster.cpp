@@ -22,11 +22,18 @@ namespace {
 
 constexpr StringRef kDtypes[] = {"f32", "tf32", "bf16", "f16"};
 
-constexpr StringRef kClusterKeys[] = {
-    "name",         "devices_per_node", "nodes",      "peak_flops",
-    "memory_bytes", "hbm_bandwidth",    "intra_node", "inter_node",
-    "efficiency",   "kernel_latency", "overlaps_communication",
-    "measured_by"};
+constexpr StringRef kClusterKeys[] = {"name",
+                                      "devices_per_node",
+                                      "nodes",
+                                      "peak_flops",
+                                      "memory_bytes",
+                                      "hbm_bandwidth",
+                                      "intra_node",
+                                      "inter_node",
+                                      "efficiency",
+                                      "kernel_latency",
+                                      "overlaps_communication",
+                                      "measured_by"};
 constexpr StringRef kLinkKeys[] = {"bandwidth", "latency"};
 constexpr StringRef kEfficiencyKeys[] = {"gemm", "memory_bound", "collective"};
 

@@ -391,8 +391,7 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     // (parc gathers each right before the op that reads it, and frees it
     // after), so stage 3 adds nothing here.
     memory.temporaries =
-        stages.temporary[s] + std::max({pre.largestOpBytes,
-                                        post.largestOpBytes,
+        stages.temporary[s] + std::max({pre.largestOpBytes, post.largestOpBytes,
                                         layerCost.largestOpBytes});
     if (memory.total() > peak) {
       peak = memory.total();

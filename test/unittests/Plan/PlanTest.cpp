@@ -504,9 +504,9 @@ TEST(ClusterTest, ReadsAndWritesTheSameText) {
   blocking.replace(blocking.find("false"), 5, "0");
   llvm::Expected<ClusterSpec> notBoolean = readCluster(blocking, "c.json");
   ASSERT_FALSE(static_cast<bool>(notBoolean));
-  EXPECT_NE(llvm::toString(notBoolean.takeError())
-                .find("\"overlaps_communication\""),
-            std::string::npos);
+  EXPECT_NE(
+      llvm::toString(notBoolean.takeError()).find("\"overlaps_communication\""),
+      std::string::npos);
 }
 
 /// kClusterText with `from` replaced by `to`.
