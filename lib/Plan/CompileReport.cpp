@@ -18,17 +18,16 @@ double CompiledFigures::getTrafficBytes() const {
   return traffic;
 }
 
-/// The gradients a rank holds from the backward pass into the update: what
-/// backward ops define and update ops read (whole at ZeRO 0-1, this rank's
-/// shard at ZeRO 2-3).
-static int64_t getHeldGradientBytes(func::FuncOp func) {
+/// The bytes of what ops of phase `from` define and ops of phase `to` read:
+/// what a rank holds from one part of the step into the next.
+static int64_t getBytesCarried(func::FuncOp func, Phase from, Phase to) {
   int64_t bytes = 0;
   func.walk([&](Operation *op) {
-    if (getPhase(op) != Phase::Backward)
+    if (!op->hasAttr(kPhaseAttrName) || getPhase(op) != from)
       return;
     for (Value result : op->getResults())
-      if (llvm::any_of(result.getUsers(), [](Operation *user) {
-            return getPhase(user) == Phase::Update;
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return user->hasAttr(kPhaseAttrName) && getPhase(user) == to;
           }))
         bytes += getTensorBytes(cast<ShapedType>(result.getType()));
   });
@@ -56,7 +55,11 @@ FailureOr<CompiledFigures> mlir::parc::measureCompiledProgram(func::FuncOp func)
     if (argument.role == ArgumentRole::OptState)
       figures.optimizerStateBytes += getTensorBytes(argument.type);
   }
-  figures.gradientBytes = getHeldGradientBytes(func);
+  // Gradients: whole at ZeRO 0-1, this rank's shard at ZeRO 2-3.
+  figures.gradientBytes =
+      getBytesCarried(func, Phase::Backward, Phase::Update);
+  figures.activationBytes =
+      getBytesCarried(func, Phase::Forward, Phase::Backward);
   figures.collectives = collectCollectives(func);
   return figures;
 }
@@ -90,6 +93,9 @@ void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
   os << "gradient bytes per rank: " << figures.gradientBytes << "\n";
   os << "optimizer state bytes per rank: " << figures.optimizerStateBytes
      << "\n";
+  if (figures.activationBytes)
+    os << "activation bytes per rank (saved for the backward pass): "
+       << figures.activationBytes << "\n";
   os << "collectives per step:\n";
   CommunicationTotals all;
   for (const CollectiveRecord &record : figures.collectives)

@@ -406,8 +406,6 @@ void Searcher::checkBuildable(EvaluatedPlan &plan) const {
   if (plan.zero >= 3 && plan.pp > 1)
     plan.notBuildable = "ZeRO-3 under a pipeline (its gathers are shared by "
                         "the micro-batches, not repeated for each)";
-  else if (plan.recompute != Recompute::None)
-    plan.notBuildable = "recomputation (issue 11)";
   else if (options.dtype == "bf16")
     plan.notBuildable = "bf16 mixed precision (issue 11)";
   else if (options.globalBatch != graph.getBatch())

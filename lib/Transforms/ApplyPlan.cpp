@@ -21,6 +21,7 @@
 #include "parc/Plan/Plan.h"
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/Pipeline.h"
+#include "parc/Transforms/Recompute.h"
 
 #include "mlir/IR/Builders.h"
 #include "parc/Support/InputFile.h"
@@ -62,6 +63,7 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   FailureOr<dist::MeshOp> createMesh(const Plan &plan);
   LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
   LogicalResult shardModelState(const Plan &plan, dist::MeshOp mesh);
+  LogicalResult recomputeActivations(const Plan &plan);
   LogicalResult splitMicrobatches(const Plan &plan, dist::MeshOp mesh);
   /// The plan's micro-batch count; by default one per stage.
   static int64_t getMicrobatchCount(const Plan &plan);
@@ -99,6 +101,10 @@ LogicalResult ApplyPlanPass::apply() {
       return failure();
   FailureOr<dist::MeshOp> meshOp = createMesh(*plan);
   if (failed(meshOp))
+    return failure();
+  // Before the shardings: the recomputed copies of named ops are pinned
+  // too, and under ZeRO-3 the ones that read a parameter gather it anew.
+  if (failed(recomputeActivations(*plan)))
     return failure();
   for (const NamedSharding &sharding : plan->shardings)
     if (failed(applySharding(sharding, *meshOp)))
@@ -144,14 +150,12 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
                  << "axis '" << pipeline->axis
                  << "', whose coordinates are stages";
   }
-  if (plan.recompute && *plan.recompute != Recompute::None)
-    return error(at.recompute)
-           << "\"recompute\": \"" << getRecomputeName(*plan.recompute)
-           << "\" (activation recomputation) is not built yet (issue 11)";
-  if (plan.recomputeLayers && !plan.recomputeLayers->empty())
+  if (plan.recomputeLayers && !plan.recomputeLayers->empty() &&
+      plan.recompute.value_or(Recompute::Full) != Recompute::Full)
     return error(at.recomputeLayers)
-           << "\"recompute_layers\" (activation recomputation) is not built "
-              "yet (issue 11)";
+           << "\"recompute_layers\" recomputes whole layers, which needs "
+              "\"recompute\": \"full\", not \""
+           << getRecomputeName(*plan.recompute) << "\"";
   if (plan.precision == Precision::BF16Mixed)
     return error(at.precision) << "\"precision\": \"bf16-mixed\" (mixed "
                                   "precision) is not built yet (issue 11)";
@@ -312,6 +316,30 @@ LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
            << " shards a train step's optimizer state, gradients and "
               "parameters, but the model has no optimizer update (make one "
               "with --parc-make-train-step)";
+  return success();
+}
+
+// "full" and "selective" recompute every layer, "recompute_layers" only the
+// listed ones (in full).
+LogicalResult ApplyPlanPass::recomputeActivations(const Plan &plan) {
+  Recompute mode = plan.recompute.value_or(Recompute::None);
+  bool listed = plan.recomputeLayers && !plan.recomputeLayers->empty();
+  if (mode == Recompute::None && !listed)
+    return success();
+  json::Location at =
+      listed ? plan.locations.recomputeLayers : plan.locations.recompute;
+  for (auto func : getOperation().getOps<func::FuncOp>()) {
+    std::set<int64_t> layers =
+        listed ? std::set<int64_t>(plan.recomputeLayers->begin(),
+                                   plan.recomputeLayers->end())
+               : getLayerIndices(func);
+    if (failed(recomputeLayers(func, layers,
+                               mode == Recompute::Selective
+                                   ? RecomputeGranularity::Selective
+                                   : RecomputeGranularity::Full,
+                               [&] { return error(at); })))
+      return failure();
+  }
   return success();
 }
 

@@ -27,6 +27,9 @@ struct CompiledFigures {
   /// Gradients held from the backward pass into the optimizer update.
   int64_t gradientBytes = 0;
   int64_t optimizerStateBytes = 0;
+  /// Forward values the backward pass reads (over all micro-batches of a
+  /// pipeline stage).
+  int64_t activationBytes = 0;
   SmallVector<CollectiveRecord> collectives;
 
   /// Bytes one rank sends per step.
