@@ -56,8 +56,7 @@ FailureOr<CompiledFigures> mlir::parc::measureCompiledProgram(func::FuncOp func)
       figures.optimizerStateBytes += getTensorBytes(argument.type);
   }
   // Gradients: whole at ZeRO 0-1, this rank's shard at ZeRO 2-3.
-  figures.gradientBytes =
-      getBytesCarried(func, Phase::Backward, Phase::Update);
+  figures.gradientBytes = getBytesCarried(func, Phase::Backward, Phase::Update);
   figures.activationBytes =
       getBytesCarried(func, Phase::Forward, Phase::Backward);
   figures.collectives = collectCollectives(func);

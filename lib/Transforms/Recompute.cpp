@@ -53,8 +53,8 @@ mlir::parc::getForwardLayers(func::FuncOp func) {
         readsParameter = true;
         parameterLayer = std::max(parameterLayer, it->second);
       } else if (Operation *producer = operand.getDefiningOp()) {
-        operandLayer = std::max(operandLayer, layers.lookup_or(producer,
-                                                               kNoLayer));
+        operandLayer =
+            std::max(operandLayer, layers.lookup_or(producer, kNoLayer));
       }
     }
     layers[&op] = readsParameter ? parameterLayer : operandLayer;
@@ -83,9 +83,10 @@ LogicalResult mlir::parc::recomputeLayers(
     if (!existing.count(layer))
       return emitError() << "cannot recompute layer " << layer
                          << ": the model's layers are "
-             << (existing.empty() ? std::string("none")
-                                  : std::to_string(*existing.begin()) + " to " +
-                                        std::to_string(*existing.rbegin()));
+                         << (existing.empty()
+                                 ? std::string("none")
+                                 : std::to_string(*existing.begin()) + " to " +
+                                       std::to_string(*existing.rbegin()));
 
   llvm::DenseMap<Operation *, int64_t> layerOf = getForwardLayers(func);
   llvm::DenseMap<Value, int64_t> parameterLayers = getParameterLayers(func);

@@ -4,9 +4,9 @@
 // layer's forward values, a train step keeps only those that cross the
 // layer's boundary (its input, its output; "full"), or also those its
 // parameterized ops make ("selective"); the backward pass recomputes every
-// other one it reads, right before the first backward op that needs one. The same ops run on the same values, so the results do not
-// change; the memory plan then frees the layer's inner values after their
-// forward use.
+// other one it reads, right before the first backward op that needs one. The
+// same ops run on the same values, so the results do not change; the memory
+// plan then frees the layer's inner values after their forward use.
 //
 //===----------------------------------------------------------------------===//
 
