@@ -3,7 +3,8 @@
 # static memory plan of the same train step (AdamW, f32), for GPT-tiny and a
 # 4-layer GPT (hidden 256, 8 heads, seq 128, vocab 4096) at batch 8, on 1, 2
 # and 4 ranks under dp and tp plans the planner writes (--fix pins the mesh),
-# and under ZeRO stages 1-3 where dp > 1.
+# under ZeRO stages 1-3 where dp > 1, and with selective and full activation
+# recomputation.
 #
 #   bench/planner/memory-accuracy.sh [build-dir]
 set -euo pipefail
@@ -14,27 +15,28 @@ trap 'rm -rf "$work"' EXIT
 "$bin/parc-model" gpt-tiny --batch 8 -o "$work/tiny.mlir"
 "$bin/parc-model" gpt --layers 4 --hidden 256 --heads 8 --seq 128 --batch 8 \
   --vocab 4096 -o "$work/small.mlir"
-printf '| model | dp | tp | zero | predicted bytes | compiled bytes | predicted / compiled |\n|---|---|---|---|---|---|---|\n'
+printf '| model | dp | tp | zero | recompute | predicted bytes | compiled bytes | predicted / compiled |\n|---|---|---|---|---|---|---|---|\n'
 for model in tiny small; do
   "$bin/parc-opt" "$work/$model.mlir" --parc-make-train-step -o "$work/$model.step.mlir"
   for mesh in "1 1" "2 1" "4 1" "1 2" "2 2" "1 4"; do
     set -- $mesh
     dp=$1 tp=$2
-    stages="0"
-    [ "$dp" -gt 1 ] && stages="0 1 2 3"
-    for zero in $stages; do
+    variants="0:none 0:selective 0:full"
+    [ "$dp" -gt 1 ] && variants="$variants 1:none 2:none 3:none"
+    for variant in $variants; do
+      zero=${variant%:*} recompute=${variant#*:}
       "$bin/parc-plan" "$work/$model.mlir" --cluster dgx-a100-80g \
         --gpus $((dp * tp)) --global-batch 8 --dtype f32 \
-        --fix "dp=$dp,tp=$tp,pp=1,zero=$zero,recompute=none,sp=off,mb=$((8 / dp))" \
+        --fix "dp=$dp,tp=$tp,pp=1,zero=$zero,recompute=$recompute,sp=off,mb=$((8 / dp))" \
         -o "$work/plan.json" > /dev/null
       "$bin/parc-compile" "$work/$model.step.mlir" --plan "$work/plan.json" \
         -o "$work/out" --emit=mlir > "$work/summary.txt"
-      python3 - "$work/plan.json" "$work/summary.txt" "$model" "$dp" "$tp" "$zero" <<'PY'
+      python3 - "$work/plan.json" "$work/summary.txt" "$model" "$dp" "$tp" "$zero" "$recompute" <<'PY'
 import json, re, sys
 predicted = json.load(open(sys.argv[1]))["predicted"]["peak_memory_bytes_per_rank"]
 compiled = int(re.search(r"peak arena bytes per rank: (\d+)", open(sys.argv[2]).read()).group(1))
-model, dp, tp, zero = sys.argv[3:7]
-print(f"| {model} | {dp} | {tp} | {zero} | {predicted:.0f} | {compiled} | {predicted / compiled:.3f} |")
+model, dp, tp, zero, recompute = sys.argv[3:8]
+print(f"| {model} | {dp} | {tp} | {zero} | {recompute} | {predicted:.0f} | {compiled} | {predicted / compiled:.3f} |")
 PY
     done
   done
