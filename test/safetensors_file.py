@@ -36,6 +36,14 @@ def write(path, tensors):
         f.write(encode(tensors))
 
 
+def read_metadata(path):
+    """The file's "__metadata__" string map ({} when it has none)."""
+    with open(path, "rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(size))
+    return header.get("__metadata__", {})
+
+
 def read(path):
     """name -> numpy array; BF16 is widened to float32."""
     with open(path, "rb") as f:

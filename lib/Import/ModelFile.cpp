@@ -3,6 +3,7 @@
 #include "parc/Import/ModelFile.h"
 
 #include "parc/Support/InputFile.h"
+#include "parc/Support/NestingDepth.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/SourceMgr.h"
@@ -21,6 +22,10 @@ OwningOpRef<ModuleOp> mlir::parc::loadModel(StringRef path,
                                         kMaxModelFileBytes);
     if (!buffer) {
       emitError(UnknownLoc::get(context), llvm::toString(buffer.takeError()));
+      return nullptr;
+    }
+    if (llvm::Error deep = checkMlirNestingDepth((*buffer)->getMemBufferRef())) {
+      emitError(UnknownLoc::get(context), llvm::toString(std::move(deep)));
       return nullptr;
     }
     sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());

@@ -37,11 +37,16 @@ const char *const usage =
     "usage: %s [--steps N] [--weights FILE] [--inputs FILE] [--seed N]\n"
     "          [--out FILE] [--backend cpu|cuda] [--timeout SECONDS]\n"
     "          [--trace FILE] [--allow-nonfinite]\n"
+    "          [--checkpoint FILE --checkpoint-every N] [--resume]\n"
     "Launch with mpirun on as many ranks as the program's mesh has.\n";
 
 struct Options {
   int64_t steps = 1;
-  std::string weights, inputs, out, trace;
+  std::string weights, inputs, out, trace, checkpoint;
+  /// Steps between checkpoints; 0 = none.
+  int64_t checkpointEvery = 0;
+  /// Continue from the step recorded in --weights.
+  bool resume = false;
   uint64_t seed = 0;
   std::string backend = "cpu";
   double timeout = 30;
@@ -70,6 +75,10 @@ bool parseOptions(int argc, char **argv, Options &options, std::string *error) {
     }
     if (flag == "--allow-nonfinite") {
       options.allowNonfinite = true;
+      continue;
+    }
+    if (flag == "--resume") {
+      options.resume = true;
       continue;
     }
     size_t equals = flag.find('=');
@@ -115,6 +124,15 @@ bool parseOptions(int argc, char **argv, Options &options, std::string *error) {
       options.out = value;
     } else if (flag == "--trace") {
       options.trace = value;
+    } else if (flag == "--checkpoint") {
+      options.checkpoint = value;
+    } else if (flag == "--checkpoint-every") {
+      if (!parseUnsigned(value, number) || number < 1 || number > maxSteps) {
+        *error = "--checkpoint-every expects an integer from 1 to " +
+                 std::to_string(maxSteps) + ", not '" + value + "'";
+        return false;
+      }
+      options.checkpointEvery = static_cast<int64_t>(number);
     } else if (flag == "--backend") {
       if (value != "cpu" && value != "cuda") {
         *error = "--backend expects cpu or cuda, not '" + value + "'";
@@ -125,6 +143,14 @@ bool parseOptions(int argc, char **argv, Options &options, std::string *error) {
       *error = "unknown argument '" + argument + "'";
       return false;
     }
+  }
+  if (options.checkpoint.empty() != (options.checkpointEvery == 0)) {
+    *error = "--checkpoint FILE and --checkpoint-every N go together";
+    return false;
+  }
+  if (options.resume && options.weights.empty()) {
+    *error = "--resume continues from the checkpoint given as --weights";
+    return false;
   }
   return true;
 }
@@ -243,6 +269,47 @@ void printSummary(const GatheredResult &result) {
               std::sqrt(squares / values.size()), lowest, highest);
 }
 
+/// The safetensors metadata key of the last step a results file holds.
+constexpr const char *stepMetadataKey = "parc.step";
+
+/// Writes `results` to `path` (rank 0 does; true elsewhere), recording
+/// `step`, so that --resume can continue from the file.
+bool writeResults(const std::string &path,
+                  const std::vector<GatheredResult> &results, int64_t step,
+                  int rank, std::string *error) {
+  if (rank != 0)
+    return true;
+  SafetensorsWriter writer;
+  for (const GatheredResult &result : results)
+    writer.add(result.name, fileDType(result.dtype), result.shape,
+               result.values.data());
+  writer.setMetadata(stepMetadataKey, std::to_string(step));
+  return writer.write(path, error);
+}
+
+/// The step after the one `checkpoint` recorded; 0 with `error` when it
+/// recorded none or one that leaves nothing of `steps` to run.
+int64_t getResumedStep(const TensorFile &checkpoint, int64_t steps,
+                       std::string *error) {
+  const auto &metadata = checkpoint.reader->metadata();
+  auto it = metadata.find(stepMetadataKey);
+  uint64_t done = 0;
+  if (it == metadata.end() || !parseUnsigned(it->second, done) ||
+      done > maxSteps) {
+    *error = "--resume: " + checkpoint.path +
+             " records no step (\"" + stepMetadataKey +
+             "\" metadata); write it with --checkpoint or --out";
+    return 0;
+  }
+  if (static_cast<int64_t>(done) >= steps) {
+    *error = "--resume: " + checkpoint.path + " is at step " +
+             std::to_string(done) + ", so --steps " + std::to_string(steps) +
+             " leaves nothing to run";
+    return 0;
+  }
+  return static_cast<int64_t>(done) + 1;
+}
+
 int run(int argc, char **argv, int rank, int size) {
   Options options;
   std::string error;
@@ -304,6 +371,11 @@ int run(int argc, char **argv, int rank, int size) {
                 openFile(options.inputs, inputs, &error) &&
                 loadArguments(*program, mesh, weights, inputs, options.seed,
                               *backend, arena, &error);
+  int64_t firstStep = 1;
+  if (loaded && options.resume) {
+    firstStep = getResumedStep(weights, options.steps, &error);
+    loaded = firstStep > 0;
+  }
   weights.reader.reset();
   inputs.reader.reset();
   if (!allSucceeded(loaded, error, rank, size)) {
@@ -315,11 +387,14 @@ int run(int argc, char **argv, int rank, int size) {
   TraceFile traceFile;
   bool writable =
       options.trace.empty() || traceFile.create(options.trace, rank, &error);
-  if (writable && rank == 0 && !options.out.empty() &&
-      !SafetensorsWriter::checkWritable(options.out, &error)) {
-    writable = false;
-    error = "--out: " + error;
-  }
+  for (auto [flag, path] : {std::pair<const char *, std::string *>{
+                                 "--out", &options.out},
+                             {"--checkpoint", &options.checkpoint}})
+    if (writable && rank == 0 && !path->empty() &&
+        !SafetensorsWriter::checkWritable(*path, &error)) {
+      writable = false;
+      error = std::string(flag) + ": " + error;
+    }
   if (!allSucceeded(writable, error, rank, size)) {
     backend->release(arena);
     return 1;
@@ -349,7 +424,7 @@ int run(int argc, char **argv, int rank, int size) {
     MPI_Barrier(MPI_COMM_WORLD);
     tracer->start();
   }
-  for (int64_t step = 1; step <= options.steps; ++step) {
+  for (int64_t step = firstStep; step <= options.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     if (tracer)
       tracer->beginStep(static_cast<int32_t>(step));
@@ -363,7 +438,7 @@ int run(int argc, char **argv, int rank, int size) {
     }
     if (tracer)
       tracer->endStep();
-    if (step > 1 || options.steps == 1)
+    if (step > firstStep || options.steps == firstStep)
       measuredSeconds += std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
@@ -399,6 +474,19 @@ int run(int argc, char **argv, int rank, int size) {
       backend->release(arena);
       return 1;
     }
+    if (options.checkpointEvery && step % options.checkpointEvery == 0) {
+      std::vector<GatheredResult> state;
+      {
+        Watched watched(&watchdog, "checkpoint gather", allAxes);
+        state = gather.gather(allResults, *backend, arena);
+      }
+      bool written =
+          writeResults(options.checkpoint, state, step, rank, &error);
+      if (!allSucceeded(written, "--checkpoint: " + error, rank, size)) {
+        backend->release(arena);
+        return 1;
+      }
+    }
   }
 
   if (tracer &&
@@ -410,27 +498,25 @@ int run(int argc, char **argv, int rank, int size) {
     return 1;
   }
 
-  int64_t measuredSteps = options.steps > 1 ? options.steps - 1 : options.steps;
+  int64_t ranSteps = options.steps - firstStep + 1;
+  int64_t measuredSteps = ranSteps > 1 ? ranSteps - 1 : ranSteps;
   if (rank == 0)
     std::printf("step time: %.6f s (mean of %lld)\n",
                 measuredSeconds / measuredSteps,
                 static_cast<long long>(measuredSteps));
 
-  SafetensorsWriter writer;
   std::vector<GatheredResult> results;
   {
     Watched watched(&watchdog, "result gather", allAxes);
     results = gather.gather(allResults, *backend, arena);
   }
-  for (const GatheredResult &result : results) {
+  for (const GatheredResult &result : results)
     printSummary(result);
-    writer.add(result.name, fileDType(result.dtype), result.shape,
-               result.values.data());
-  }
   std::fflush(stdout);
   backend->release(arena);
-  bool written =
-      rank != 0 || options.out.empty() || writer.write(options.out, &error);
+  bool written = options.out.empty() ||
+                 writeResults(options.out, results, options.steps, rank,
+                              &error);
   return allSucceeded(written, error, rank, size) ? 0 : 1;
 }
 

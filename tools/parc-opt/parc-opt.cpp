@@ -20,6 +20,7 @@
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/Passes.h"
 #include "parc/Support/InputFile.h"
+#include "parc/Support/NestingDepth.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -52,14 +53,19 @@ int main(int argc, char **argv) {
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "parc optimizer driver\n", registry);
-  // stdin ("-") is read as MlirOptMain reads it; a named file is bounded
-  // (a device or FIFO would be read forever).
+  // A named file is bounded (a device or FIFO would be read forever); MLIR
+  // text, from a file or stdin ("-"), is bounded in its nesting.
   std::unique_ptr<llvm::MemoryBuffer> buffer;
   if (parc::isOnnxModelPath(inputFilename)) {
     buffer = importToBuffer(inputFilename, registry);
   } else if (inputFilename == "-") {
-    return asMainReturnCode(
-        MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> read =
+        llvm::MemoryBuffer::getSTDIN();
+    if (!read)
+      llvm::errs() << "parc-opt: cannot read stdin: "
+                   << read.getError().message() << "\n";
+    else
+      buffer = std::move(*read);
   } else {
     auto read = parc::readInputFile(inputFilename, "the input",
                                     parc::kMaxModelFileBytes);
@@ -70,6 +76,11 @@ int main(int argc, char **argv) {
   }
   if (!buffer)
     return 1;
+  if (llvm::Error deep =
+          parc::checkMlirNestingDepth(buffer->getMemBufferRef())) {
+    llvm::errs() << "parc-opt: " << llvm::toString(std::move(deep)) << "\n";
+    return 1;
+  }
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &error);
