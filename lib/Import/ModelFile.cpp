@@ -24,7 +24,8 @@ OwningOpRef<ModuleOp> mlir::parc::loadModel(StringRef path,
       emitError(UnknownLoc::get(context), llvm::toString(buffer.takeError()));
       return nullptr;
     }
-    if (llvm::Error deep = checkMlirNestingDepth((*buffer)->getMemBufferRef())) {
+    if (llvm::Error deep =
+            checkMlirNestingDepth((*buffer)->getMemBufferRef())) {
       emitError(UnknownLoc::get(context), llvm::toString(std::move(deep)));
       return nullptr;
     }

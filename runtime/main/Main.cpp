@@ -296,8 +296,8 @@ int64_t getResumedStep(const TensorFile &checkpoint, int64_t steps,
   uint64_t done = 0;
   if (it == metadata.end() || !parseUnsigned(it->second, done) ||
       done > maxSteps) {
-    *error = "--resume: " + checkpoint.path +
-             " records no step (\"" + stepMetadataKey +
+    *error = "--resume: " + checkpoint.path + " records no step (\"" +
+             stepMetadataKey +
              "\" metadata); write it with --checkpoint or --out";
     return 0;
   }
@@ -387,9 +387,9 @@ int run(int argc, char **argv, int rank, int size) {
   TraceFile traceFile;
   bool writable =
       options.trace.empty() || traceFile.create(options.trace, rank, &error);
-  for (auto [flag, path] : {std::pair<const char *, std::string *>{
-                                 "--out", &options.out},
-                             {"--checkpoint", &options.checkpoint}})
+  for (auto [flag, path] :
+       {std::pair<const char *, std::string *>{"--out", &options.out},
+        {"--checkpoint", &options.checkpoint}})
     if (writable && rank == 0 && !path->empty() &&
         !SafetensorsWriter::checkWritable(*path, &error)) {
       writable = false;
@@ -514,9 +514,9 @@ int run(int argc, char **argv, int rank, int size) {
     printSummary(result);
   std::fflush(stdout);
   backend->release(arena);
-  bool written = options.out.empty() ||
-                 writeResults(options.out, results, options.steps, rank,
-                              &error);
+  bool written =
+      options.out.empty() ||
+      writeResults(options.out, results, options.steps, rank, &error);
   return allSucceeded(written, error, rank, size) ? 0 : 1;
 }
 

@@ -17,10 +17,10 @@
 #include "parc/Conversion/RuntimeCallOpInterface.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/Import/ModelFile.h"
-#include "parc/Transforms/LocalPartitionOpInterface.h"
-#include "parc/Transforms/Passes.h"
 #include "parc/Support/InputFile.h"
 #include "parc/Support/NestingDepth.h"
+#include "parc/Transforms/LocalPartitionOpInterface.h"
+#include "parc/Transforms/Passes.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
