@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 using namespace parcrt;
@@ -31,6 +32,7 @@ void cpu::crossEntropy(const TensorRef *t) {
       sum += std::exp(x[c] - maxValue);
     total += maxValue + std::log(sum) - x[label];
   }
-  *static_cast<float *>(t[2].data) =
-      static_cast<float>(rows > 0 ? total / rows : 0.0);
+  // The mean over no rows is NaN, as in PyTorch (and the evaluator).
+  *static_cast<float *>(t[2].data) = static_cast<float>(
+      rows > 0 ? total / rows : std::numeric_limits<double>::quiet_NaN());
 }

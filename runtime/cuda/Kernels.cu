@@ -426,7 +426,8 @@ __global__ void meanKernel(const float *values, int64_t count, float *out) {
     sum += values[n];
   sum = blockReduce<false>(sum);
   if (threadIdx.x == 0)
-    *out = count > 0 ? sum / count : 0.0f;
+    // The mean of nothing is NaN, as in PyTorch.
+    *out = count > 0 ? sum / count : nanf("");
 }
 
 //===----------------------------------------------------------------------===//

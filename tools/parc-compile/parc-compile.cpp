@@ -167,6 +167,9 @@ int main(int argc, char **argv) {
   registerRuntimeCallModels(registry);
   registerLLVMTranslations(registry);
   MLIRContext context(registry);
+  // A failing op is named with its location; printing it too would bury
+  // the message under the whole function.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   // An ONNX model is imported first; its weights are written next to the

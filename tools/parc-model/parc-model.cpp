@@ -111,6 +111,9 @@ int main(int argc, char **argv) {
   }
 
   MLIRContext context;
+  // A failing op is named with its location; printing it too would bury
+  // the message under the whole function.
+  context.printOpOnDiagnostic(false);
   OwningOpRef<ModuleOp> module = buildModel(&context, *config);
   if (failed(verify(*module)))
     return 1;

@@ -51,6 +51,18 @@ int main(int argc, char **argv) {
   parc::registerLocalPartitionModels(registry);
   parc::registerRuntimeCallModels(registry);
 
+  // A failing op is named with its location; printing it too would bury the
+  // message under the whole function (--mlir-print-op-on-diagnostic shows
+  // it).
+  std::vector<char *> arguments(argv, argv + argc);
+  static char quietDiagnostics[] = "--mlir-print-op-on-diagnostic=false";
+  if (llvm::none_of(arguments, [](StringRef argument) {
+        return argument.starts_with("--mlir-print-op-on-diagnostic") ||
+               argument.starts_with("-mlir-print-op-on-diagnostic");
+      }))
+    arguments.insert(arguments.begin() + 1, quietDiagnostics);
+  argc = static_cast<int>(arguments.size());
+  argv = arguments.data();
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "parc optimizer driver\n", registry);
   // A named file is bounded (a device or FIFO would be read forever); MLIR

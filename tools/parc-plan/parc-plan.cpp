@@ -371,6 +371,9 @@ int main(int argc, char **argv) {
   // The compile check runs the partitioner, which needs the local forms.
   registerLocalPartitionModels(registry);
   MLIRContext context(registry);
+  // A failing op is named with its location; printing it too would bury
+  // the message under the whole function.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = loadModel(inputFile, sourceMgr, &context);

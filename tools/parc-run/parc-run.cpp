@@ -271,6 +271,9 @@ int main(int argc, char **argv) {
   interp::registerEvaluableOpInterfaceModels(registry);
   interp::registerCollectiveEvaluableOpInterfaceModels(registry);
   MLIRContext context(registry);
+  // A failing op is named with its location; printing it too would bury
+  // the message under the whole function.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 

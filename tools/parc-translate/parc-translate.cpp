@@ -76,6 +76,9 @@ int main(int argc, char **argv) {
   }
 
   MLIRContext context;
+  // A failing op is named with its location; printing it too would bury
+  // the message under the whole function.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   SmallVector<OnnxWeight> weights;

@@ -228,6 +228,12 @@ TEST_F(CpuBackendTest, CrossEntropyIsTheMeanNegativeLogLikelihood) {
   }
 }
 
+TEST_F(CpuBackendTest, CrossEntropyOverNoRowsIsNaN) {
+  HostTensor x({0, 3}, {}), y({0}, {}, PARCRT_I64), out({}, {0});
+  backend->crossEntropy(refs({&x, &y, &out}).data());
+  EXPECT_TRUE(std::isnan(out.values()[0]));
+}
+
 TEST_F(CpuBackendTest, CrossEntropyRejectsAnOutOfRangeLabel) {
   HostTensor x({1, 2}, {0, 0}), y({1}, {2}, PARCRT_I64), out({});
   EXPECT_EXIT(backend->crossEntropy(refs({&x, &y, &out}).data()),
