@@ -4,7 +4,10 @@
 // or receive forever. Every such wait is bracketed by begin()/end(); a
 // background thread aborts the job when one has been running longer than
 // the timeout, naming the operation so the user knows where the ranks
-// parted.
+// parted. Before it aborts it asks the other ranks of the operation what
+// they are doing, over a communicator of the watchdogs' own that every
+// rank's thread answers, so the message names the rank that is stopped or
+// elsewhere.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +15,8 @@
 #define PARCRT_CORE_WATCHDOG_H
 
 #include "parcrt/Backend.h"
+
+#include <mpi.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -49,8 +54,13 @@ private:
   };
 
   void start(Operation operation);
-  std::string describe() const;
+  std::string describe(const Operation &operation) const;
   void watch();
+  /// Replies to the other watchdogs' questions with what this rank runs.
+  void answerQuestions();
+  /// What the ranks `stuck` waits for answer, as a sentence to append; a
+  /// rank that does not answer within a second is stopped or gone.
+  std::string askPeers(const Operation &stuck);
 
   const MeshInfo &mesh;
   double timeoutSeconds;
@@ -59,6 +69,9 @@ private:
   bool stopping = false;
   Operation running;
   std::chrono::steady_clock::time_point startTime;
+  /// The watchdogs' own communicator (a duplicate of the world's); null
+  /// when MPI cannot serve a second thread.
+  MPI_Comm questions = MPI_COMM_NULL;
   std::thread thread;
 };
 
