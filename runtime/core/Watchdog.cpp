@@ -4,8 +4,8 @@
 
 #include "core/Fatal.h"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 using namespace parcrt;
@@ -141,11 +141,11 @@ std::string Watchdog::askPeers(const Operation &stuck) {
     if (!answered[i])
       silent += (silent.empty() ? "" : ", ") + rank;
     else if (what != answers[i].running)
-      elsewhere += std::string(elsewhere.empty() ? "" : "; ") + rank +
-                   (answers[i].running[0]
-                        ? std::string(" is in ") + answers[i].running
-                        : " is not communicating: computing, or stuck "
-                          "elsewhere");
+      elsewhere +=
+          std::string(elsewhere.empty() ? "" : "; ") + rank +
+          (answers[i].running[0] ? std::string(" is in ") + answers[i].running
+                                 : " is not communicating: computing, or stuck "
+                                   "elsewhere");
   }
   std::string sentence;
   if (!silent.empty())
