@@ -404,8 +404,9 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
 void Searcher::checkBuildable(EvaluatedPlan &plan) const {
   plan.buildable = false;
   if (plan.zero >= 3 && plan.pp > 1)
-    plan.notBuildable = "ZeRO-3 under a pipeline (its gathers are shared by "
-                        "the micro-batches, not repeated for each)";
+    plan.notBuildable = "ZeRO-3 under a pipeline (compiled, its stage holds "
+                        "per micro-batch what it derives from gathered "
+                        "weights, which the memory model does not count)";
   else if (options.dtype == "bf16")
     plan.notBuildable = "bf16 mixed precision (issue 11)";
   else if (options.globalBatch != graph.getBatch())

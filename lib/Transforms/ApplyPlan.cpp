@@ -306,6 +306,8 @@ LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
                                                    param, shardingOf(own));
         gathered->setAttr(dist::DistDialect::kFromPlanAttrName,
                           before.getUnitAttr());
+        gathered->setAttr(dist::DistDialect::kPerUseAttrName,
+                          before.getUnitAttr());
         reader->replaceUsesOfWith(param, gathered);
       }
     }

@@ -48,27 +48,32 @@ private:
 } // namespace
 
 /// The local ops and collectives built for a global op while this lives keep
-/// that op's phase tag.
+/// that op's phase tag and per-use mark.
 class PhaseOfBuiltOps {
 public:
   PhaseOfBuiltOps(OpBuilder &builder, Operation *global)
       : block(builder.getInsertionBlock()),
         lastBefore(block->empty() ? nullptr : &block->back()),
-        phase(global->getAttr(kPhaseAttrName)) {}
+        phase(global->getAttr(kPhaseAttrName)),
+        perUse(global->hasAttr(dist::DistDialect::kPerUseAttrName)) {}
   ~PhaseOfBuiltOps() {
-    if (!phase)
-      return;
     Operation *built = lastBefore       ? lastBefore->getNextNode()
                        : block->empty() ? nullptr
                                         : &block->front();
-    for (; built; built = built->getNextNode())
-      built->setAttr(kPhaseAttrName, phase);
+    for (; built; built = built->getNextNode()) {
+      if (phase)
+        built->setAttr(kPhaseAttrName, phase);
+      if (perUse)
+        built->setAttr(dist::DistDialect::kPerUseAttrName,
+                       UnitAttr::get(built->getContext()));
+    }
   }
 
 private:
   Block *block;
   Operation *lastBefore;
   Attribute phase;
+  bool perUse;
 };
 
 static TensorSharding replicatedFor(Value value) {

@@ -322,6 +322,10 @@ LogicalResult PipelinePartitioner::analyzeOp(Operation &op) {
                             "a pipeline cannot fold");
     }
   }
+  // A parameter gathered for one reader (ZeRO-3) is gathered again for each
+  // micro-batch, so that no copy lives across them.
+  if (op.hasAttr(dist::DistDialect::kPerUseAttrName) && !afterSum)
+    perMicrobatch = true;
   if (perMicrobatch && afterSum)
     return op.emitOpError("needs a value summed over all micro-batches while "
                           "micro-batches still run (such as batch "

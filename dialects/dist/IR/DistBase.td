@@ -34,6 +34,11 @@ def Dist_Dialect : Dialect {
         "dist.plan_sharding";
     /// Marks a dist.constraint that a plan inserted (plan priority).
     static constexpr ::llvm::StringLiteral kFromPlanAttrName = "dist.from_plan";
+    /// Marks a dist.constraint whose copy serves one reader (ZeRO-3's
+    /// gathered parameter) and the collectives partitioning builds for it:
+    /// a pipeline repeats them for every micro-batch rather than holding
+    /// one copy across all.
+    static constexpr ::llvm::StringLiteral kPerUseAttrName = "dist.per_use";
 
   private:
     void registerAttributes();
