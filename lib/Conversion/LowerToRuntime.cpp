@@ -5,6 +5,7 @@
 #include "parc/Conversion/RuntimeCallOpInterface.h"
 #include "parc/IR/ModelConvention.h"
 #include "parc/Transforms/MemoryPlan.h"
+#include "parcrt/parcrt.h"
 
 #include "dist/IR/DistOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,23 +20,23 @@ namespace mlir::parc {
 using namespace mlir;
 using namespace mlir::parc;
 
-/// Words per tensor descriptor; see runtime/include/parcrt/parcrt.h.
-static constexpr int64_t kMaxRank = 8;
-static constexpr int64_t kTensorWords = 3 + kMaxRank;
+/// The runtime's descriptor layout (parcrt.h).
+static constexpr int64_t kMaxRank = PARCRT_MAX_RANK;
+static constexpr int64_t kTensorWords = PARCRT_TENSOR_WORDS;
 
 /// The dtype codes of parcrt.h.
 static std::optional<int64_t> dtypeCode(Type type) {
   Type element = getElementTypeOrSelf(type);
   if (element.isF32())
-    return 0;
+    return PARCRT_F32;
   if (element.isF16())
-    return 1;
+    return PARCRT_F16;
   if (element.isBF16())
-    return 2;
+    return PARCRT_BF16;
   if (element.isSignlessInteger(32))
-    return 3;
+    return PARCRT_I32;
   if (element.isSignlessInteger(64))
-    return 4;
+    return PARCRT_I64;
   return std::nullopt;
 }
 

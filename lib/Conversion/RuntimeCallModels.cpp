@@ -1,7 +1,8 @@
 //===- RuntimeCallModels.cpp - the libparcrt call of each op --------------===//
 //
-// An op `d.name` calls `parcrt_name`; the functions below append the
-// attributes of ops that have some, in the order parcrt.h documents.
+// An op `d.name` calls `parcrt_name`, which must be an entry point of the
+// runtime's op table (runtime/include/parcrt/Ops.def); the functions below
+// append the attributes of ops that have some, in the order it documents.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #include "parc/IR/ParcOps.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::parc;
@@ -304,6 +306,16 @@ static LogicalResult appendAttributes(dist::RecvOp op,
   return appendPointToPoint(op, meshAxes, ints);
 }
 
+/// Whether libparcrt defines `parcrt_<name>`.
+static bool isRuntimeEntryPoint(StringRef name) {
+  static const llvm::StringSet<> entryPoints = {
+#define PARCRT_OP(name) #name,
+#include "parcrt/Ops.def"
+#undef PARCRT_OP
+  };
+  return entryPoints.contains(name);
+}
+
 namespace {
 template <typename OpT>
 struct RuntimeCallModel
@@ -314,10 +326,12 @@ struct RuntimeCallModel
                                       Floats &floats) const {
     if (failed(appendAttributes(cast<OpT>(op), meshAxes, ints, floats)))
       return failure();
+    StringRef name = op->getName().stripDialect();
+    if (!isRuntimeEntryPoint(name))
+      return op->emitOpError("has no entry point parcrt_")
+             << name << " in the runtime's op table (parcrt/Ops.def)";
     // Uniqued in the context, so the name outlives this call.
-    return StringAttr::get(op->getContext(),
-                           "parcrt_" + op->getName().stripDialect())
-        .getValue();
+    return StringAttr::get(op->getContext(), "parcrt_" + name).getValue();
   }
 };
 
