@@ -56,7 +56,7 @@ void parc_program_step(parcrt_context *ctx);
 /* Every op's entry point (operands, results and attributes listed in
    Ops.def). */
 #define PARCRT_OP(name)                                                        \
-  void parcrt_##name(parcrt_context *, const int64_t *, const int64_t *,      \
+  void parcrt_##name(parcrt_context *, const int64_t *, const int64_t *,       \
                      const double *);
 #include "parcrt/Ops.def"
 #undef PARCRT_OP
