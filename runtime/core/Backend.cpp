@@ -52,38 +52,8 @@ static void missing(const Backend &backend, const char *op) {
   fatal(std::string("the ") + backend.name() + " backend has no " + op);
 }
 
-void Backend::broadcastTo(const TensorRef *) { missing(*this, "broadcast_to"); }
-void Backend::sliceGrad(const TensorRef *, const int64_t *, const int64_t *) {
-  missing(*this, "slice_grad");
-}
-void Backend::activationGrad(Activation, const TensorRef *) {
-  missing(*this, "activation_grad");
-}
-void Backend::softmaxGrad(const TensorRef *, int64_t) {
-  missing(*this, "softmax_grad");
-}
-void Backend::layerNormGrad(const TensorRef *, double) {
-  missing(*this, "layer_norm_grad");
-}
-void Backend::rmsNormGrad(const TensorRef *, double) {
-  missing(*this, "rms_norm_grad");
-}
-void Backend::embeddingGrad(const TensorRef *, bool) {
-  missing(*this, "embedding_grad");
-}
-void Backend::attentionGrad(const TensorRef *, bool, double) {
-  missing(*this, "attention_grad");
-}
-void Backend::crossEntropyGrad(const TensorRef *, int64_t) {
-  missing(*this, "cross_entropy_grad");
-}
-void Backend::adamwUpdate(const TensorRef *, double, double, double, double,
-                          double) {
-  missing(*this, "adamw_update");
-}
-void Backend::sgdUpdate(const TensorRef *, double, double) {
-  missing(*this, "sgd_update");
-}
-void Backend::clipCoefficient(const TensorRef *, double) {
-  missing(*this, "clip_coefficient");
-}
+#define PARCRT_BACKEND_OP(method, parameters, arguments)
+#define PARCRT_BACKEND_OPTIONAL_OP(method, parameters, arguments, op)          \
+  void Backend::method parameters { missing(*this, op); }
+#include "parcrt/BackendOps.def"
+

@@ -35,91 +35,9 @@ public:
   void synchronize() override { comms.synchronize(nullptr); }
   Communicator &communicator() override { return comms; }
 
-  void binary(char op, const TensorRef *t) override { cpu::binary(op, t); }
-  void unary(Unary op, const TensorRef *t) override { cpu::unary(op, t); }
-  void select(const TensorRef *t) override { cpu::select(t); }
-  void cast(const TensorRef *t) override { cpu::cast(t); }
-  void matmul(const TensorRef *t, bool transposeLhs,
-              bool transposeRhs) override {
-    cpu::matmul(t, transposeLhs, transposeRhs);
-  }
-  void softmax(const TensorRef *t, int64_t axis) override {
-    cpu::softmax(t, axis);
-  }
-  void layerNorm(const TensorRef *t, double epsilon) override {
-    cpu::layerNorm(t, epsilon);
-  }
-  void rmsNorm(const TensorRef *t, double epsilon) override {
-    cpu::rmsNorm(t, epsilon);
-  }
-  void embedding(const TensorRef *t, bool hasShard) override {
-    cpu::embedding(t, hasShard);
-  }
-  void take(const TensorRef *t, bool hasShard) override {
-    cpu::take(t, hasShard);
-  }
-  void attention(const TensorRef *t, bool causal, double scale) override {
-    cpu::attention(t, causal, scale);
-  }
-  void crossEntropy(const TensorRef *t) override { cpu::crossEntropy(t); }
-
-  void copy(const TensorRef *t) override { cpu::copy(t); }
-  void transpose(const TensorRef *t, const int64_t *perm) override {
-    cpu::transpose(t, perm);
-  }
-  void reduce(Reduce op, const TensorRef *t, const int64_t *axes,
-              int numAxes) override {
-    cpu::reduce(op, t, axes, numAxes);
-  }
-  void concat(const TensorRef *inputs, int numInputs, const TensorRef &result,
-              int64_t axis) override {
-    cpu::concat(inputs, numInputs, result, axis);
-  }
-  void slice(const TensorRef *t, const int64_t *offsets,
-             const int64_t *strides) override {
-    cpu::slice(t, offsets, strides);
-  }
-  void constant(const TensorRef &result, const double *values,
-                int64_t numValues) override {
-    cpu::constant(result, values, numValues);
-  }
-
-  void broadcastTo(const TensorRef *t) override { cpu::broadcastTo(t); }
-  void sliceGrad(const TensorRef *t, const int64_t *offsets,
-                 const int64_t *strides) override {
-    cpu::sliceGrad(t, offsets, strides);
-  }
-  void activationGrad(Activation kind, const TensorRef *t) override {
-    cpu::activationGrad(kind, t);
-  }
-  void softmaxGrad(const TensorRef *t, int64_t axis) override {
-    cpu::softmaxGrad(t, axis);
-  }
-  void layerNormGrad(const TensorRef *t, double epsilon) override {
-    cpu::layerNormGrad(t, epsilon);
-  }
-  void rmsNormGrad(const TensorRef *t, double epsilon) override {
-    cpu::rmsNormGrad(t, epsilon);
-  }
-  void embeddingGrad(const TensorRef *t, bool hasShard) override {
-    cpu::embeddingGrad(t, hasShard);
-  }
-  void attentionGrad(const TensorRef *t, bool causal, double scale) override {
-    cpu::attentionGrad(t, causal, scale);
-  }
-  void crossEntropyGrad(const TensorRef *t, int64_t count) override {
-    cpu::crossEntropyGrad(t, count);
-  }
-  void adamwUpdate(const TensorRef *t, double lr, double beta1, double beta2,
-                   double epsilon, double weightDecay) override {
-    cpu::adamwUpdate(t, lr, beta1, beta2, epsilon, weightDecay);
-  }
-  void sgdUpdate(const TensorRef *t, double lr, double momentum) override {
-    cpu::sgdUpdate(t, lr, momentum);
-  }
-  void clipCoefficient(const TensorRef *t, double maxNorm) override {
-    cpu::clipCoefficient(t, maxNorm);
-  }
+#define PARCRT_BACKEND_OP(method, parameters, arguments)                       \
+  void method parameters override { cpu::method arguments; }
+#include "parcrt/BackendOps.def"
 
   /// This rank's chunk along `dim`: local, no communication.
   void allSlice(const std::vector<int> &axes, int64_t dim,

@@ -111,9 +111,6 @@ public:
   virtual void synchronize() = 0;
   virtual Communicator &communicator() = 0;
 
-  // Elementwise and activations.
-  /// op is '+', '-', '*', '/' or '^' (power).
-  virtual void binary(char op, const TensorRef *t) = 0;
   enum class Unary {
     Neg,
     Exp,
@@ -127,57 +124,16 @@ public:
     Sqrt,
     Erf
   };
-  virtual void unary(Unary op, const TensorRef *t) = 0;
-  /// t = {condition (i32 or i64), on_true, on_false, result}, numpy
-  /// broadcasting of the three operands; any result dtype.
-  virtual void select(const TensorRef *t) = 0;
-  /// t = {input, result}: to the result's dtype; float to integer truncates
-  /// toward zero, to a narrower float rounds to nearest even.
-  virtual void cast(const TensorRef *t) = 0;
-
-  // Linear algebra, normalization, lookup.
-  virtual void matmul(const TensorRef *t, bool transposeLhs,
-                      bool transposeRhs) = 0;
-  virtual void softmax(const TensorRef *t, int64_t axis) = 0;
-  virtual void layerNorm(const TensorRef *t, double epsilon) = 0;
-  virtual void rmsNorm(const TensorRef *t, double epsilon) = 0;
-  /// t = {table, ids, [shard], result}.
-  virtual void embedding(const TensorRef *t, bool hasShard) = 0;
-  /// t = {input, indices, [shard], result}.
-  virtual void take(const TensorRef *t, bool hasShard) = 0;
-  virtual void attention(const TensorRef *t, bool causal, double scale) = 0;
-  virtual void crossEntropy(const TensorRef *t) = 0;
-
-  // Layout.
-  virtual void copy(const TensorRef *t) = 0; // reshape
-  virtual void transpose(const TensorRef *t, const int64_t *perm) = 0;
   enum class Reduce { Sum, Mean, Max };
-  virtual void reduce(Reduce op, const TensorRef *t, const int64_t *axes,
-                      int numAxes) = 0;
-  virtual void concat(const TensorRef *inputs, int numInputs,
-                      const TensorRef &result, int64_t axis) = 0;
-  virtual void slice(const TensorRef *t, const int64_t *offsets,
-                     const int64_t *strides) = 0;
-  virtual void constant(const TensorRef &result, const double *values,
-                        int64_t numValues) = 0;
-
-  // Gradients and optimizers (parcrt.h lists operands and results). A
-  // backend that lacks one ends the run with a message naming it.
-  virtual void broadcastTo(const TensorRef *t);
-  virtual void sliceGrad(const TensorRef *t, const int64_t *offsets,
-                         const int64_t *strides);
   enum class Activation { Relu, Sigmoid, Silu, Tanh, GeluErf, GeluTanh };
-  virtual void activationGrad(Activation kind, const TensorRef *t);
-  virtual void softmaxGrad(const TensorRef *t, int64_t axis);
-  virtual void layerNormGrad(const TensorRef *t, double epsilon);
-  virtual void rmsNormGrad(const TensorRef *t, double epsilon);
-  virtual void embeddingGrad(const TensorRef *t, bool hasShard);
-  virtual void attentionGrad(const TensorRef *t, bool causal, double scale);
-  virtual void crossEntropyGrad(const TensorRef *t, int64_t count);
-  virtual void adamwUpdate(const TensorRef *t, double lr, double beta1,
-                           double beta2, double epsilon, double weightDecay);
-  virtual void sgdUpdate(const TensorRef *t, double lr, double momentum);
-  virtual void clipCoefficient(const TensorRef *t, double maxNorm);
+
+  // The compute methods (parcrt/BackendOps.def). A backend that lacks a
+  // gradient or optimizer method ends the run with a message naming it.
+#define PARCRT_BACKEND_OP(method, parameters, arguments)                       \
+  virtual void method parameters = 0;
+#define PARCRT_BACKEND_OPTIONAL_OP(method, parameters, arguments, op)          \
+  virtual void method parameters;
+#include "parcrt/BackendOps.def"
 
   // Local ops over the group of mesh axes `axes` (no communication; the
   // collectives are communicator()'s).
