@@ -56,4 +56,3 @@ static void missing(const Backend &backend, const char *op) {
 #define PARCRT_BACKEND_OPTIONAL_OP(method, parameters, arguments, op)          \
   void Backend::method parameters { missing(*this, op); }
 #include "parcrt/BackendOps.def"
-
