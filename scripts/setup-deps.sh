@@ -13,6 +13,8 @@ packages=(
   libopenblas-dev libopenmpi-dev openmpi-bin coinor-libcbc-dev
   # Test fixtures.
   python3-onnx python3-numpy
+  # Fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizers.
+  clang libclang-rt-14-dev
 )
 
 missing=()
