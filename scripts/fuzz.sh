@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds libFuzzer harnesses (clang, AddressSanitizer, UndefinedBehaviorSanitizer)
 # for the inputs parc reads without MLIR: plan and cluster files
-# (PlanFilesFuzzer) and safetensors weights (SafetensorsFuzzer), and runs
-# each from its seed corpus in fuzz/corpus/.
+# (PlanFilesFuzzer), safetensors weights (SafetensorsFuzzer) and a compiled
+# program's flags (LauncherFlagsFuzzer), and runs each from its seed corpus
+# in fuzz/corpus/.
 #
 #   scripts/fuzz.sh [SECONDS_PER_FUZZER]   (default 60; CI's smoke runs 5)
 #
@@ -28,8 +29,10 @@ build() {
 build PlanFilesFuzzer "$root/lib/Plan/Plan.cpp" "$root/lib/Plan/Cluster.cpp" \
   "$root/lib/Plan/StrictJson.cpp" "${llvmLibs[@]}"
 build SafetensorsFuzzer "$root/runtime/io/Safetensors.cpp" "$root/runtime/io/Values.cpp"
+build LauncherFlagsFuzzer -I"$root/runtime" "$root/runtime/main/Options.cpp"
 
-for target in plan-files:PlanFilesFuzzer safetensors:SafetensorsFuzzer; do
+for target in plan-files:PlanFilesFuzzer safetensors:SafetensorsFuzzer \
+    launcher-flags:LauncherFlagsFuzzer; do
   corpus=${target%%:*} name=${target#*:}
   # libFuzzer adds what it finds to the first directory: a scratch copy
   # keeps the repository's seeds as they are.

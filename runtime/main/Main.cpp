@@ -13,6 +13,7 @@
 #include "core/Context.h"
 #include "main/ArgumentLoader.h"
 #include "main/Feedback.h"
+#include "main/Options.h"
 #include "main/Program.h"
 #include "main/ResultGather.h"
 #include "main/TraceFile.h"
@@ -32,128 +33,6 @@
 using namespace parcrt;
 
 namespace {
-
-const char *const usage =
-    "usage: %s [--steps N] [--weights FILE] [--inputs FILE] [--seed N]\n"
-    "          [--out FILE] [--backend cpu|cuda] [--timeout SECONDS]\n"
-    "          [--trace FILE] [--allow-nonfinite]\n"
-    "          [--checkpoint FILE --checkpoint-every N] [--resume]\n"
-    "Launch with mpirun on as many ranks as the program's mesh has.\n";
-
-struct Options {
-  int64_t steps = 1;
-  std::string weights, inputs, out, trace, checkpoint;
-  /// Steps between checkpoints; 0 = none.
-  int64_t checkpointEvery = 0;
-  /// Continue from the step recorded in --weights.
-  bool resume = false;
-  uint64_t seed = 0;
-  std::string backend = "cpu";
-  double timeout = 30;
-  bool allowNonfinite = false;
-  bool help = false;
-};
-
-/// The tracer numbers steps with int32.
-constexpr uint64_t maxSteps = (uint64_t(1) << 31) - 1;
-
-bool parseUnsigned(const std::string &text, uint64_t &value) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  errno = 0;
-  value = std::strtoull(text.c_str(), nullptr, 10);
-  return errno == 0;
-}
-
-/// Accepts `--flag value` and `--flag=value`.
-bool parseOptions(int argc, char **argv, Options &options, std::string *error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string argument = argv[i], flag = argument, value;
-    if (flag == "--help" || flag == "-h") {
-      options.help = true;
-      continue;
-    }
-    if (flag == "--allow-nonfinite") {
-      options.allowNonfinite = true;
-      continue;
-    }
-    if (flag == "--resume") {
-      options.resume = true;
-      continue;
-    }
-    size_t equals = flag.find('=');
-    if (equals != std::string::npos) {
-      value = flag.substr(equals + 1);
-      flag = flag.substr(0, equals);
-    } else if (flag.rfind("--", 0) == 0 && i + 1 < argc) {
-      value = argv[++i];
-    } else if (flag.rfind("--", 0) == 0) {
-      *error = "flag " + flag + " needs a value";
-      return false;
-    }
-    uint64_t number = 0;
-    if (flag == "--steps") {
-      // 0 steps would write the unchanged (or initial) arguments to --out.
-      if (!parseUnsigned(value, number) || number < 1 || number > maxSteps) {
-        *error = "--steps expects an integer from 1 to " +
-                 std::to_string(maxSteps) + ", not '" + value + "'";
-        return false;
-      }
-      options.steps = static_cast<int64_t>(number);
-    } else if (flag == "--seed") {
-      if (!parseUnsigned(value, number)) {
-        *error = "--seed expects a non-negative integer, not '" + value + "'";
-        return false;
-      }
-      options.seed = number;
-    } else if (flag == "--timeout") {
-      char *end = nullptr;
-      options.timeout = std::strtod(value.c_str(), &end);
-      // Below a millisecond every collective would time out.
-      if (value.empty() || *end || !std::isfinite(options.timeout) ||
-          (options.timeout != 0 && !(options.timeout >= 0.001))) {
-        *error = "--timeout expects 0 (off) or at least 0.001 seconds, not '" +
-                 value + "'";
-        return false;
-      }
-    } else if (flag == "--weights") {
-      options.weights = value;
-    } else if (flag == "--inputs") {
-      options.inputs = value;
-    } else if (flag == "--out") {
-      options.out = value;
-    } else if (flag == "--trace") {
-      options.trace = value;
-    } else if (flag == "--checkpoint") {
-      options.checkpoint = value;
-    } else if (flag == "--checkpoint-every") {
-      if (!parseUnsigned(value, number) || number < 1 || number > maxSteps) {
-        *error = "--checkpoint-every expects an integer from 1 to " +
-                 std::to_string(maxSteps) + ", not '" + value + "'";
-        return false;
-      }
-      options.checkpointEvery = static_cast<int64_t>(number);
-    } else if (flag == "--backend") {
-      if (value != "cpu" && value != "cuda") {
-        *error = "--backend expects cpu or cuda, not '" + value + "'";
-        return false;
-      }
-      options.backend = value;
-    } else {
-      *error = "unknown argument '" + argument + "'";
-      return false;
-    }
-  }
-  if (options.checkpoint.empty() != (options.checkpointEvery == 0)) {
-    *error = "--checkpoint FILE and --checkpoint-every N go together";
-    return false;
-  }
-  if (options.resume && options.weights.empty()) {
-    *error = "--resume continues from the checkpoint given as --weights";
-    return false;
-  }
-  return true;
-}
 
 /// Collective over all ranks: true when every rank passes `ok`. Otherwise
 /// the lowest failing rank prints its `error` (one message, not one per
