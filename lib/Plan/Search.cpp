@@ -338,11 +338,13 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   }
   plan.time.dataParallelComm = dpTime;
   // The optimizer reads and writes its state, the parameters and the
-  // gradients once.
-  ModelStateBytes state = getModelStateBytes(stageParams, mixed, zero, dp);
+  // gradients once; from ZeRO-1 on, this rank's shard of each (the update
+  // runs on the shard whatever the stage keeps whole).
+  ModelStateBytes updated =
+      getModelStateBytes(stageParams, mixed, zero >= 1 ? 3 : 0, dp);
   plan.time.optimizer = costs.getKernelTime(
       10 * stageParams / std::max<int64_t>(1, zero >= 1 ? dp : 1),
-      2 * state.total());
+      2 * updated.total());
   plan.stepTime = plan.time.total();
   double edgeBytes = (slowest == 0 ? pre.communicationBytes : 0) +
                      (slowest == plan.pp - 1 ? post.communicationBytes : 0);
