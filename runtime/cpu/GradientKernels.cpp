@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/Blocks.h"
+#include "core/ElementMath.h"
 #include "cpu/Kernels.h"
 
 #include "core/Fatal.h"
@@ -287,7 +288,6 @@ void cpu::attentionGrad(const TensorRef *t, bool causal, double scale) {
           headDim = t[0].shape[3], keys = t[1].shape[2],
           valueDim = t[2].shape[3];
   // Queries align with the last `queries` keys (see cpu::attention).
-  int64_t shift = keys - queries;
   std::vector<double> p(keys), dp(keys);
   std::vector<double> dq(queries * headDim), dk(keys * headDim),
       dv(keys * valueDim);
@@ -300,7 +300,7 @@ void cpu::attentionGrad(const TensorRef *t, bool causal, double scale) {
     std::fill(dk.begin(), dk.end(), 0.0);
     std::fill(dv.begin(), dv.end(), 0.0);
     for (int64_t i = 0; i < queries; ++i) {
-      int64_t visible = causal ? std::min(keys, i + shift + 1) : keys;
+      int64_t visible = math::visibleKeys(causal, i, queries, keys);
       // A query that sees no key contributes nothing.
       if (visible <= 0)
         continue;

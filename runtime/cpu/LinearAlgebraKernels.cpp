@@ -1,6 +1,7 @@
 //===- LinearAlgebraKernels.cpp - matmul and attention --------------------===//
 
 #include "cpu/Blocks.h"
+#include "core/ElementMath.h"
 #include "cpu/Kernels.h"
 
 #include <cblas.h>
@@ -82,7 +83,6 @@ void cpu::attention(const TensorRef *t, bool causal, double scale) {
           valueDim = t[2].shape[3];
   // Queries align with the last `queries` keys, so query i sees keys
   // j <= i + (keys - queries).
-  int64_t shift = keys - queries;
   std::vector<double> scores(keys), sums(valueDim);
   for (int64_t bh = 0; bh < batch * heads; ++bh) {
     const float *qs = q + bh * queries * headDim;
@@ -90,8 +90,7 @@ void cpu::attention(const TensorRef *t, bool causal, double scale) {
     const float *vs = v + bh * keys * valueDim;
     float *os = out + bh * queries * valueDim;
     for (int64_t i = 0; i < queries; ++i) {
-      int64_t visible =
-          causal ? std::max<int64_t>(0, std::min(keys, i + shift + 1)) : keys;
+      int64_t visible = math::visibleKeys(causal, i, queries, keys);
       double maxScore = -INFINITY;
       for (int64_t j = 0; j < visible; ++j) {
         double dot = 0;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/Kernels.h"
+#include "core/ElementMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,14 +31,12 @@ void cpu::adamwUpdate(const TensorRef *t, double lr, double beta1, double beta2,
   double correction2 = 1 - std::pow(beta2, step);
   int64_t count = t[0].numElements();
   for (int64_t i = 0; i < count; ++i) {
-    double p = param[i], g = grad[i];
-    double m = beta1 * first[i] + (1 - beta1) * g;
-    double v = beta2 * second[i] + (1 - beta2) * g * g;
-    newParam[i] = static_cast<float>(
-        p - lr * (m / correction1 / (std::sqrt(v / correction2) + epsilon) +
-                  weightDecay * p));
-    newFirst[i] = static_cast<float>(m);
-    newSecond[i] = static_cast<float>(v);
+    math::AdamWElement<double> next = math::adamwElement<double>(
+        param[i], grad[i], first[i], second[i], lr, beta1, beta2, 1 - beta1,
+        1 - beta2, epsilon, weightDecay, correction1, correction2);
+    newParam[i] = static_cast<float>(next.param);
+    newFirst[i] = static_cast<float>(next.firstMoment);
+    newSecond[i] = static_cast<float>(next.secondMoment);
   }
 }
 
@@ -50,10 +49,10 @@ void cpu::sgdUpdate(const TensorRef *t, double lr, double momentum) {
   auto *newBuffer = static_cast<float *>(t[4].data);
   int64_t count = t[0].numElements();
   for (int64_t i = 0; i < count; ++i) {
-    double b = momentum * buffer[i] + grad[i];
-    double p = param[i];
-    newParam[i] = static_cast<float>(p - lr * b);
-    newBuffer[i] = static_cast<float>(b);
+    math::SgdElement<double> next =
+        math::sgdElement<double>(param[i], grad[i], buffer[i], lr, momentum);
+    newParam[i] = static_cast<float>(next.param);
+    newBuffer[i] = static_cast<float>(next.buffer);
   }
 }
 

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaSupport.h"
+#include "core/ElementMath.h"
 #include "Kernels.h"
 
 #include <cuda_runtime.h>
@@ -248,12 +249,6 @@ __global__ void embeddingGradKernel(const void *ids, int idType,
 // The query kernel computes dq and each query's (max score, softmax
 // denominator, w); the key kernel then sums over the queries that see a key.
 
-/// The number of keys query i sees (keys align with the last queries).
-__device__ int64_t visibleKeys(int64_t i, int64_t queries, int64_t keys,
-                               bool causal) {
-  return causal ? min(keys, max(int64_t(0), i + keys - queries + 1)) : keys;
-}
-
 /// One block per (batch, head, query) row.
 __global__ void attentionGradQueryKernel(const float *q, const float *k,
                                          const float *v, const float *g,
@@ -269,7 +264,7 @@ __global__ void attentionGradQueryKernel(const float *q, const float *k,
   const float *kHead = k + head * keys * headDim;
   const float *vHead = v + head * keys * valueDim;
   float *dqRow = dq + row * headDim;
-  int64_t visible = visibleKeys(i, queries, keys, causal);
+  int64_t visible = math::visibleKeys(causal, i, queries, keys);
   if (visible == 0) { // uniform over the block
     for (int64_t d = threadIdx.x; d < headDim; d += blockDim.x)
       dqRow[d] = 0.0f;
@@ -345,7 +340,7 @@ __global__ void attentionGradKeyKernel(const float *q, const float *k,
   float *dvRow = dv + row * valueDim;
   // Query i sees key j iff j < visibleKeys(i): with causal masking, iff
   // i >= j - (keys - queries).
-  int64_t first = causal ? max(int64_t(0), j - (keys - queries)) : 0;
+  int64_t first = math::firstQuerySeeing(causal, j, queries, keys);
   int64_t width = max(headDim, valueDim);
   for (int64_t d0 = 0; d0 < width; d0 += blockDim.x) {
     int64_t d = d0 + threadIdx.x;
@@ -421,15 +416,16 @@ __global__ void adamwKernel(const float *param, const float *grad,
   float correction1 = static_cast<float>(1.0 - pow(beta1, s));
   float correction2 = static_cast<float>(1.0 - pow(beta2, s));
   float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
+  float rest1 = static_cast<float>(1.0 - beta1),
+        rest2 = static_cast<float>(1.0 - beta2);
   GRID_STRIDE_LOOP(i, n) {
-    float p = param[i], gi = grad[i];
-    float mi = b1 * m[i] + (1.0f - b1) * gi;
-    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-    paramOut[i] =
-        p - lr * (mi / correction1 / (sqrtf(vi / correction2) + epsilon) +
-                  decay * p);
-    mOut[i] = mi;
-    vOut[i] = vi;
+    math::AdamWElement<float> next =
+        math::adamwElement<float>(param[i], grad[i], m[i], v[i], lr, b1, b2,
+                                  rest1, rest2, epsilon, decay, correction1,
+                                  correction2);
+    paramOut[i] = next.param;
+    mOut[i] = next.firstMoment;
+    vOut[i] = next.secondMoment;
   }
 }
 
@@ -438,9 +434,10 @@ __global__ void sgdKernel(const float *param, const float *grad,
                           float *bufferOut, int64_t n, float lr,
                           float momentum) {
   GRID_STRIDE_LOOP(i, n) {
-    float b = momentum * buffer[i] + grad[i];
-    paramOut[i] = param[i] - lr * b;
-    bufferOut[i] = b;
+    math::SgdElement<float> next =
+        math::sgdElement<float>(param[i], grad[i], buffer[i], lr, momentum);
+    paramOut[i] = next.param;
+    bufferOut[i] = next.buffer;
   }
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaSupport.h"
+#include "core/ElementMath.h"
 #include "Kernels.h"
 
 #include <cuda_bf16.h>
@@ -356,8 +357,7 @@ __global__ void attentionKernel(const float *q, const float *k, const float *v,
   float *outRow = out + row * valueDim;
   // Queries align with the last `queries` keys: query i sees keys
   // j <= i + (keys - queries).
-  int64_t visible =
-      causal ? min(keys, max(int64_t(0), i + keys - queries + 1)) : keys;
+  int64_t visible = math::visibleKeys(causal, i, queries, keys);
   if (visible == 0) { // uniform over the block
     for (int64_t d = threadIdx.x; d < valueDim; d += blockDim.x)
       outRow[d] = 0.0f;

@@ -1,0 +1,66 @@
+//===- ElementMathTest.cpp - the formulas cpu and cuda share --------------===//
+//
+// The cuda kernels instantiate core/ElementMath.h in float; here those
+// instantiations run on the host against the double ones the cpu backend
+// uses, so the cuda arithmetic is checked without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/ElementMath.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace parcrt::math;
+
+TEST(ElementMathTest, CausalVisibilityIsOneRuleBothWays) {
+  // Query i sees key j iff j < visibleKeys(i) iff i >= firstQuerySeeing(j),
+  // with as many, fewer and more keys than queries.
+  for (int64_t queries : {1, 3, 5})
+    for (int64_t keys : {1, 3, 7})
+      for (int64_t i = 0; i < queries; ++i)
+        for (int64_t j = 0; j < keys; ++j) {
+          bool sees = j < visibleKeys(true, i, queries, keys);
+          EXPECT_EQ(sees, i >= firstQuerySeeing(true, j, queries, keys))
+              << queries << " queries, " << keys << " keys, i " << i << " j "
+              << j;
+          EXPECT_EQ(sees, j <= i + keys - queries);
+          EXPECT_EQ(visibleKeys(false, i, queries, keys), keys);
+          EXPECT_EQ(firstQuerySeeing(false, j, queries, keys), 0);
+        }
+}
+
+TEST(ElementMathTest, AdamWInFloatFollowsDouble) {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, decay = 0.01;
+  for (double step : {1.0, 10.0, 1000.0})
+    for (double grad : {-3.0, -1e-4, 0.0, 0.5, 20.0}) {
+      double c1 = 1 - std::pow(beta1, step), c2 = 1 - std::pow(beta2, step);
+      AdamWElement<double> exact =
+          adamwElement<double>(0.25, grad, 0.01, 0.002, lr, beta1, beta2,
+                               1 - beta1, 1 - beta2, epsilon, decay, c1, c2);
+      // As the cuda kernel calls it: 1 - beta in double, then rounded.
+      AdamWElement<float> single = adamwElement<float>(
+          0.25f, float(grad), 0.01f, 0.002f, float(lr), float(beta1),
+          float(beta2), float(1 - beta1), float(1 - beta2), float(epsilon),
+          float(decay), float(c1), float(c2));
+      EXPECT_NEAR(single.param, exact.param, 1e-6);
+      EXPECT_NEAR(single.firstMoment, exact.firstMoment,
+                  1e-6 * std::abs(exact.firstMoment) + 1e-9);
+      EXPECT_NEAR(single.secondMoment, exact.secondMoment,
+                  1e-5 * std::abs(exact.secondMoment) + 1e-12);
+    }
+  // The first step moves a parameter by about lr against its gradient.
+  AdamWElement<double> first =
+      adamwElement<double>(1.0, 2.0, 0.0, 0.0, lr, beta1, beta2, 1 - beta1,
+                           1 - beta2, epsilon, 0.0, 1 - beta1, 1 - beta2);
+  EXPECT_NEAR(first.param, 1.0 - lr, 1e-9);
+}
+
+TEST(ElementMathTest, SgdWithMomentum) {
+  SgdElement<double> exact = sgdElement<double>(1.0, 0.5, 0.2, 0.1, 0.9);
+  EXPECT_DOUBLE_EQ(exact.buffer, 0.9 * 0.2 + 0.5);
+  EXPECT_DOUBLE_EQ(exact.param, 1.0 - 0.1 * (0.9 * 0.2 + 0.5));
+  SgdElement<float> single = sgdElement<float>(1.0f, 0.5f, 0.2f, 0.1f, 0.9f);
+  EXPECT_NEAR(single.param, exact.param, 1e-7);
+}
