@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cpu/Blocks.h"
 #include "core/ElementMath.h"
+#include "cpu/Blocks.h"
 #include "cpu/Kernels.h"
 
 #include "core/Fatal.h"

@@ -1,7 +1,7 @@
 //===- LinearAlgebraKernels.cpp - matmul and attention --------------------===//
 
-#include "cpu/Blocks.h"
 #include "core/ElementMath.h"
+#include "cpu/Blocks.h"
 #include "cpu/Kernels.h"
 
 #include <cblas.h>

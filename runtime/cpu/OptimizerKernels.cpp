@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cpu/Kernels.h"
 #include "core/ElementMath.h"
+#include "cpu/Kernels.h"
 
 #include <algorithm>
 #include <cmath>

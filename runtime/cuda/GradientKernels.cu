@@ -14,8 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaSupport.h"
-#include "core/ElementMath.h"
 #include "Kernels.h"
+#include "core/ElementMath.h"
 
 #include <cuda_runtime.h>
 
@@ -419,10 +419,9 @@ __global__ void adamwKernel(const float *param, const float *grad,
   float rest1 = static_cast<float>(1.0 - beta1),
         rest2 = static_cast<float>(1.0 - beta2);
   GRID_STRIDE_LOOP(i, n) {
-    math::AdamWElement<float> next =
-        math::adamwElement<float>(param[i], grad[i], m[i], v[i], lr, b1, b2,
-                                  rest1, rest2, epsilon, decay, correction1,
-                                  correction2);
+    math::AdamWElement<float> next = math::adamwElement<float>(
+        param[i], grad[i], m[i], v[i], lr, b1, b2, rest1, rest2, epsilon, decay,
+        correction1, correction2);
     paramOut[i] = next.param;
     mOut[i] = next.firstMoment;
     vOut[i] = next.secondMoment;

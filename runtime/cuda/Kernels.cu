@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaSupport.h"
-#include "core/ElementMath.h"
 #include "Kernels.h"
+#include "core/ElementMath.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
