@@ -11,6 +11,8 @@
 #ifndef PARCRT_CORE_ELEMENTMATH_H
 #define PARCRT_CORE_ELEMENTMATH_H
 
+#include "parcrt/Backend.h"
+
 #include <cmath>
 #include <cstdint>
 
@@ -40,6 +42,46 @@ firstQuerySeeing(bool causal, int64_t j, int64_t queries, int64_t keys) {
     return 0;
   int64_t first = j - (keys - queries);
   return first < 0 ? 0 : first;
+}
+
+/// d/dx of `kind` at `x`.
+template <typename T>
+PARCRT_HOST_DEVICE inline T activationDerivative(Backend::Activation kind,
+                                                 T x) {
+  using std::erf;
+  using std::exp;
+  using std::tanh;
+  using Activation = Backend::Activation;
+  switch (kind) {
+  case Activation::Relu:
+    // PyTorch's threshold_backward: a NaN x passes the gradient through.
+    return x <= T(0) ? T(0) : T(1);
+  case Activation::Sigmoid: {
+    T s = T(1) / (T(1) + exp(-x));
+    return s * (T(1) - s);
+  }
+  case Activation::Silu: {
+    T s = T(1) / (T(1) + exp(-x));
+    return s * (T(1) + x * (T(1) - s));
+  }
+  case Activation::Tanh: {
+    T t = tanh(x);
+    return T(1) - t * t;
+  }
+  case Activation::GeluErf: {
+    T cdf = T(0.5) * (T(1) + erf(x * T(0.70710678118654752440)));
+    T pdf = exp(T(-0.5) * x * x) * T(0.39894228040143267794); // 1/sqrt(2 pi)
+    return cdf + x * pdf;
+  }
+  case Activation::GeluTanh: {
+    const T c = T(0.79788456080286535588); // sqrt(2/pi)
+    T inner = c * (x + T(0.044715) * x * x * x);
+    T t = tanh(inner);
+    return T(0.5) * (T(1) + t) +
+           T(0.5) * x * (T(1) - t * t) * c * (T(1) + T(3 * 0.044715) * x * x);
+  }
+  }
+  return T(0);
 }
 
 /// One AdamW element: the moments' and the parameter's next values, with

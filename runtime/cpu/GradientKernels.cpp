@@ -111,43 +111,14 @@ void cpu::sliceGrad(const TensorRef *t, const int64_t *offsets,
   });
 }
 
-/// d/dx of each activation, as the reference evaluator computes it.
-static double derivative(Backend::Activation kind, double x) {
-  using Activation = Backend::Activation;
-  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
-  switch (kind) {
-  case Activation::Relu:
-    // PyTorch's threshold_backward: a NaN x passes the gradient through.
-    return x <= 0 ? 0.0 : 1.0;
-  case Activation::Sigmoid:
-    return sigmoid(x) * (1 - sigmoid(x));
-  case Activation::Silu:
-    return sigmoid(x) * (1 + x * (1 - sigmoid(x)));
-  case Activation::Tanh:
-    return 1 - std::tanh(x) * std::tanh(x);
-  case Activation::GeluErf: {
-    double cdf = 0.5 * (1 + std::erf(x / std::sqrt(2.0)));
-    double pdf = std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
-    return cdf + x * pdf;
-  }
-  case Activation::GeluTanh: {
-    double c = std::sqrt(2.0 / M_PI);
-    double inner = c * (x + 0.044715 * x * x * x);
-    double t = std::tanh(inner);
-    return 0.5 * (1 + t) +
-           0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x);
-  }
-  }
-  return 0;
-}
-
 void cpu::activationGrad(Backend::Activation kind, const TensorRef *t) {
   requireF32("activation_grad", t, 3);
   const float *x = floats(t[0]), *g = floats(t[1]);
   float *out = mutableFloats(t[2]);
   int64_t count = t[2].numElements();
   for (int64_t i = 0; i < count; ++i)
-    out[i] = static_cast<float>(double(g[i]) * derivative(kind, x[i]));
+    out[i] = static_cast<float>(
+        double(g[i]) * math::activationDerivative<double>(kind, x[i]));
 }
 
 void cpu::softmaxGrad(const TensorRef *t, int64_t axis) {

@@ -47,44 +47,13 @@ __device__ float dot(const float *a, const float *b, int64_t n) {
 // Activations and softmax
 //===----------------------------------------------------------------------===//
 
-/// d/dx of each activation, numbered as Backend::Activation.
-__device__ float derivative(int kind, float x) {
-  using A = Backend::Activation;
-  switch (static_cast<A>(kind)) {
-  case A::Relu:
-    // PyTorch's threshold_backward: a NaN x passes the gradient through.
-    return x <= 0.0f ? 0.0f : 1.0f;
-  case A::Sigmoid: {
-    float s = 1.0f / (1.0f + expf(-x));
-    return s * (1.0f - s);
-  }
-  case A::Silu: {
-    float s = 1.0f / (1.0f + expf(-x));
-    return s * (1.0f + x * (1.0f - s));
-  }
-  case A::Tanh: {
-    float t = tanhf(x);
-    return 1.0f - t * t;
-  }
-  case A::GeluErf: {
-    float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
-    float pdf = expf(-0.5f * x * x) * 0.39894228040143268f; // 1/sqrt(2 pi)
-    return cdf + x * pdf;
-  }
-  case A::GeluTanh: {
-    const float c = 0.79788456080286536f; // sqrt(2/pi)
-    float inner = c * (x + 0.044715f * x * x * x);
-    float t = tanhf(inner);
-    return 0.5f * (1.0f + t) +
-           0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * 0.044715f * x * x);
-  }
-  }
-  return NAN;
-}
-
+/// g times the derivative of activation `kind` (a Backend::Activation).
 __global__ void activationGradKernel(int kind, const float *x, const float *g,
                                      float *out, int64_t n) {
-  GRID_STRIDE_LOOP(i, n) { out[i] = g[i] * derivative(kind, x[i]); }
+  GRID_STRIDE_LOOP(i, n) {
+    out[i] = g[i] * math::activationDerivative<float>(
+                        static_cast<Backend::Activation>(kind), x[i]);
+  }
 }
 
 /// One block per line of `length` elements along an axis of stride `inner`.

@@ -64,3 +64,40 @@ TEST(ElementMathTest, SgdWithMomentum) {
   SgdElement<float> single = sgdElement<float>(1.0f, 0.5f, 0.2f, 0.1f, 0.9f);
   EXPECT_NEAR(single.param, exact.param, 1e-7);
 }
+
+TEST(ElementMathTest, ActivationDerivativesMatchFiniteDifferences) {
+  using Activation = parcrt::Backend::Activation;
+  auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
+  auto forward = [&](Activation kind, double x) {
+    switch (kind) {
+    case Activation::Relu:
+      return x > 0 ? x : 0.0;
+    case Activation::Sigmoid:
+      return sigmoid(x);
+    case Activation::Silu:
+      return x * sigmoid(x);
+    case Activation::Tanh:
+      return std::tanh(x);
+    case Activation::GeluErf:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case Activation::GeluTanh:
+      return 0.5 * x *
+             (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    }
+    return 0.0;
+  };
+  for (Activation kind :
+       {Activation::Relu, Activation::Sigmoid, Activation::Silu,
+        Activation::Tanh, Activation::GeluErf, Activation::GeluTanh})
+    for (double x : {-3.0, -0.7, 0.3, 1.1, 4.0}) {
+      double h = 1e-5;
+      double numeric = (forward(kind, x + h) - forward(kind, x - h)) / (2 * h);
+      double exact = activationDerivative<double>(kind, x);
+      EXPECT_NEAR(exact, numeric, 1e-7) << int(kind) << " at " << x;
+      // The cuda kernels' float instantiation.
+      EXPECT_NEAR(activationDerivative<float>(kind, float(x)), exact, 1e-6)
+          << int(kind) << " at " << x;
+    }
+  // NaN passes relu's gradient through, as PyTorch's threshold_backward.
+  EXPECT_EQ(activationDerivative<double>(Activation::Relu, std::nan("")), 1.0);
+}
