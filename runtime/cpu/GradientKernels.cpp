@@ -117,8 +117,8 @@ void cpu::activationGrad(Backend::Activation kind, const TensorRef *t) {
   float *out = mutableFloats(t[2]);
   int64_t count = t[2].numElements();
   for (int64_t i = 0; i < count; ++i)
-    out[i] = static_cast<float>(
-        double(g[i]) * math::activationDerivative<double>(kind, x[i]));
+    out[i] = static_cast<float>(double(g[i]) *
+                                math::activationDerivative<double>(kind, x[i]));
 }
 
 void cpu::softmaxGrad(const TensorRef *t, int64_t axis) {
