@@ -75,8 +75,7 @@ LogicalResult ApplyPlanPass::apply() {
   if (planFile.empty())
     return emitError(getOperation().getLoc())
            << "no plan file given: --parc-apply-plan=plan=FILE";
-  auto buffer =
-      readInputFile(planFile, "the plan", kMaxConfigFileBytes);
+  auto buffer = readInputFile(planFile, "the plan", kMaxConfigFileBytes);
   if (!buffer)
     return emitError(getOperation().getLoc())
            << llvm::toString(buffer.takeError());
@@ -162,13 +161,6 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
   return success();
 }
 
-// ZeRO: the optimizer state of each parameter is laid out as the parameter
-// with dp added on its first dimension whose shard dp divides; at stage 3
-// the parameter is stored so too, and every op that reads it outside the
-// update gets its own gathered copy (a constraint to the parameter's own
-// layout right before the op), which dies after that op as in FSDP's
-// FULL_SHARD. Stages 1 and 2 differ in when gradients are scattered (see
-// --parc-pipeline-partition), not in layouts.
 // Clipping scales the gradient in the update phase; the value before it
 // (of the parameter's type) is what the backward pass produced.
 static Value getBackwardGradient(OptimizerUpdateOpInterface update) {
@@ -187,6 +179,41 @@ static Value getBackwardGradient(OptimizerUpdateOpInterface update) {
   return gradient;
 }
 
+/// The ZeRO layout of a parameter of `type` laid out as `own`: `dp` added,
+/// minor, on the first dimension whose shard `dp` divides; `own` itself when
+/// `own` splits over dp already or no dimension divides. Axes the mesh lacks
+/// count as 1 here; propagation reports them.
+static SmallVector<Attribute> getZeroLayout(ShapedType type,
+                                            ArrayRef<Attribute> own,
+                                            dist::MeshOp mesh,
+                                            StringAttr dpName, int64_t dp) {
+  std::optional<unsigned> zeroDim;
+  for (unsigned dim = 0; dim < own.size(); ++dim) {
+    int64_t shard = type.getDimSize(dim);
+    for (Attribute axis : cast<ArrayAttr>(own[dim])) {
+      if (axis == dpName)
+        return SmallVector<Attribute>(own);
+      shard /= mesh.getAxisSize(cast<StringAttr>(axis).getValue()).value_or(1);
+    }
+    if (!zeroDim && shard % dp == 0)
+      zeroDim = dim;
+  }
+  SmallVector<Attribute> zero(own);
+  if (zeroDim) {
+    SmallVector<Attribute> axes =
+        llvm::to_vector(cast<ArrayAttr>(own[*zeroDim]).getValue());
+    axes.push_back(dpName);
+    zero[*zeroDim] = ArrayAttr::get(dpName.getContext(), axes);
+  }
+  return zero;
+}
+
+// ZeRO: the optimizer state of each parameter is laid out in the ZeRO layout;
+// at stage 3 the parameter is stored so too, and every op that reads it
+// outside the update gets its own gathered copy (a constraint to the
+// parameter's own layout right before the op), which dies after that op as in
+// FSDP's FULL_SHARD. Stages 1 and 2 lay out alike and differ in when
+// gradients are scattered.
 LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
                                              dist::MeshOp mesh) {
   int64_t stage = *plan.zero;
@@ -238,32 +265,16 @@ LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
           pinned ? llvm::to_vector(pinned.getDims().getValue())
                  : SmallVector<Attribute>(type.getRank(),
                                           builder.getArrayAttr({}));
-      SmallVector<Attribute> zero = own;
-      bool alreadySplit = false;
-      std::optional<unsigned> zeroDim;
-      for (unsigned dim = 0; dim < own.size(); ++dim) {
-        int64_t shard = type.getDimSize(dim);
-        for (Attribute axis : cast<ArrayAttr>(own[dim])) {
-          alreadySplit |= axis == dpName;
-          shard /= *mesh.getAxisSize(cast<StringAttr>(axis).getValue());
-        }
-        if (!zeroDim && shard % *dp == 0)
-          zeroDim = dim;
-      }
-      if (!alreadySplit && zeroDim) {
-        SmallVector<Attribute> axes =
-            llvm::to_vector(cast<ArrayAttr>(own[*zeroDim]).getValue());
-        axes.push_back(dpName);
-        zero[*zeroDim] = builder.getArrayAttr(axes);
-      }
+      SmallVector<Attribute> zero = getZeroLayout(type, own, mesh, dpName, *dp);
       // The parameter keeps its own layout below stage 3: pinning it keeps
       // the state's split from spreading to it.
       func.setArgAttr(paramIndex, dist::DistDialect::kPlanShardingAttrName,
                       shardingOf(stage >= 3 ? zero : own));
       for (Value state : update.getParameterState()) {
+        if (!isArgument(state, "optstate"))
+          continue;
         unsigned index = cast<BlockArgument>(state).getArgNumber();
-        if (isArgument(state, "optstate") &&
-            !func.getArgAttr(index, dist::DistDialect::kPlanShardingAttrName))
+        if (!func.getArgAttr(index, dist::DistDialect::kPlanShardingAttrName))
           func.setArgAttr(index, dist::DistDialect::kPlanShardingAttrName,
                           shardingOf(zero));
       }
@@ -391,11 +402,12 @@ LogicalResult ApplyPlanPass::splitMicrobatches(const Plan &plan,
         return error(plan.locations.pipeline)
                << "\"microbatches\": " << microbatches
                << " do not divide the batch of '" << argument.name << "' ("
-               << batch << (shards > 1 ? " over " + std::to_string(shards) +
-                                             " data-parallel shards, " +
-                                             std::to_string(batch / shards) +
-                                             " per shard"
-                                       : std::string())
+               << batch
+               << (shards > 1
+                       ? " over " + std::to_string(shards) +
+                             " data-parallel shards, " +
+                             std::to_string(batch / shards) + " per shard"
+                       : std::string())
                << ")";
       batchAxes.push_back(builder.getStringAttr(kMicrobatchAxis));
       dims[0] = builder.getArrayAttr(batchAxes);
@@ -464,11 +476,11 @@ LogicalResult ApplyPlanPass::splitMicrobatches(const Plan &plan,
       if (layers.empty() || int64_t(layers.size()) % chunks != 0)
         return error(plan.locations.pipeline)
                << "the model's " << layers.size()
-               << " layers do not split evenly into " << stages
-               << " stages x " << virtualStages << " virtual stages";
+               << " layers do not split evenly into " << stages << " stages x "
+               << virtualStages << " virtual stages";
     }
-    llvm::Expected<SmallVector<int64_t>> perStage = getLayersPerStage(
-        stages * virtualStages, layers.size(), given);
+    llvm::Expected<SmallVector<int64_t>> perStage =
+        getLayersPerStage(stages * virtualStages, layers.size(), given);
     if (!perStage)
       return error(plan.locations.pipeline)
              << llvm::toString(perStage.takeError());
@@ -556,8 +568,8 @@ LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
     }
     if (namedOps.empty())
       return error(location) << "the plan shards '" << name
-                             << "', but the model has no parc op #"
-                             << opIndex << " with a result";
+                             << "', but the model has no parc op #" << opIndex
+                             << " with a result";
   } else {
     getOperation().walk([&](Operation *op) {
       auto opName = op->getAttrOfType<StringAttr>(ParcDialect::kNameAttrName);

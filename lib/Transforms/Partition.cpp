@@ -1,12 +1,12 @@
 //===- Partition.cpp - per-rank programs with collectives -----------------===//
 
-#include "parc/Transforms/Resharding.h"
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcInterfaces.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Transforms/FactorSharding.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Transforms/Resharding.h"
 #include "parc/Transforms/ShardingAnnotations.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -45,18 +45,16 @@ private:
   llvm::DenseMap<std::pair<Value, Attribute>, Value> resharded;
 };
 
-} // namespace
-
 /// The local ops and collectives built for a global op while this lives keep
 /// that op's phase tag and per-use mark.
-class PhaseOfBuiltOps {
+class BuiltOpTags {
 public:
-  PhaseOfBuiltOps(OpBuilder &builder, Operation *global)
+  BuiltOpTags(OpBuilder &builder, Operation *global)
       : block(builder.getInsertionBlock()),
         lastBefore(block->empty() ? nullptr : &block->back()),
         phase(global->getAttr(kPhaseAttrName)),
         perUse(global->hasAttr(dist::DistDialect::kPerUseAttrName)) {}
-  ~PhaseOfBuiltOps() {
+  ~BuiltOpTags() {
     Operation *built = lastBefore       ? lastBefore->getNextNode()
                        : block->empty() ? nullptr
                                         : &block->front();
@@ -76,6 +74,8 @@ private:
   bool perUse;
 };
 
+} // namespace
+
 static TensorSharding replicatedFor(Value value) {
   return TensorSharding::replicated(
       cast<ShapedType>(value.getType()).getRank());
@@ -85,8 +85,9 @@ FailureOr<Value> Partitioner::localOperand(Location loc, Value global,
                                            const TensorSharding &to) {
   // Uses that want the same layout share one resharding.
   auto key = std::make_pair(
-      global, Attribute(to.toAttr(builder.getContext(),
-                                  FlatSymbolRefAttr::get(mesh.getSymNameAttr()))));
+      global,
+      Attribute(to.toAttr(builder.getContext(),
+                          FlatSymbolRefAttr::get(mesh.getSymNameAttr()))));
   if (Value cached = resharded.lookup(key))
     return cached;
   FailureOr<Value> local =
@@ -152,7 +153,7 @@ LogicalResult Partitioner::partitionOp(Operation *op,
             deferred.clear();
   }
 
-  PhaseOfBuiltOps keepPhase(builder, op);
+  BuiltOpTags keepTags(builder, op);
 
   SmallVector<Value> operands;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
@@ -237,7 +238,7 @@ LogicalResult Partitioner::run() {
       // one's copy: ZeRO-3 gathers a parameter anew for every reader, so
       // the copy dies after it.
       Value input = constraint.getInput();
-      PhaseOfBuiltOps keepPhase(builder, constraint);
+      BuiltOpTags keepTags(builder, constraint);
       FailureOr<Value> local = reshard(
           builder, constraint.getLoc(), mesh, mapping.lookup(input),
           cast<RankedTensorType>(input.getType()), layouts.at(input), pinned);
@@ -260,8 +261,8 @@ LogicalResult Partitioner::run() {
   body.dropAllDefinedValueUses();
   body.erase();
   func.getBody().push_back(localBody);
-  func.setFunctionType(builder.getFunctionType(localBody->getArgumentTypes(),
-                                               resultTypes));
+  func.setFunctionType(
+      builder.getFunctionType(localBody->getArgumentTypes(), resultTypes));
   func->setAttr("dist.partitioned", builder.getUnitAttr());
   return success();
 }
