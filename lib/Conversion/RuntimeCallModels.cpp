@@ -98,7 +98,8 @@ static LogicalResult appendAttributes(ReduceMaxOp op, ArrayRef<StringRef>,
 
 static LogicalResult appendAttributes(ConcatOp op, ArrayRef<StringRef>,
                                       Ints &ints, Floats &) {
-  ints.append({static_cast<int64_t>(op.getInputs().size()), op.getAxis()});
+  ints.append({static_cast<int64_t>(op.getInputs().size()),
+               static_cast<int64_t>(op.getAxis())});
   return success();
 }
 
@@ -274,7 +275,8 @@ static LogicalResult appendAttributes(dist::AllToAllOp op,
                                       Floats &) {
   if (failed(appendGroup(op, op.getAxes(), meshAxes, ints)))
     return failure();
-  ints.append({op.getSplitDim(), op.getConcatDim()});
+  ints.append({static_cast<int64_t>(op.getSplitDim()),
+               static_cast<int64_t>(op.getConcatDim())});
   return success();
 }
 

@@ -61,7 +61,9 @@ Tensor mlir::parc::interp::assembleFromRanks(ArrayRef<Tensor> parts,
       named.insert(axis);
   for (StringRef axis : axisNames(sharding.getPartial()))
     named.insert(axis);
-  for (auto [rank, part] : llvm::enumerate(parts)) {
+  for (auto [rank, each] : llvm::enumerate(parts)) {
+    // Lambdas capture variables, not structured bindings (before C++20).
+    const Tensor &part = each;
     bool copy = false;
     for (const std::string &axis : mesh.getAxisNames())
       copy |= !named.contains(axis) && mesh.getCoordinate(rank, axis) != 0;

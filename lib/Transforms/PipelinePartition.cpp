@@ -795,11 +795,13 @@ FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
 /// receive that can never complete is the error.
 static LogicalResult checkDeadlockFree(MutableArrayRef<func::FuncOp> stages) {
   SmallVector<SmallVector<Operation *>> events(stages.size());
-  for (auto [stage, func] : llvm::enumerate(stages))
+  for (auto [stage, func] : llvm::enumerate(stages)) {
+    SmallVector<Operation *> &stageEvents = events[stage];
     func.walk([&](Operation *op) {
       if (isa<dist::SendOp, dist::RecvOp>(op))
-        events[stage].push_back(op);
+        stageEvents.push_back(op);
     });
+  }
   SmallVector<size_t> next(stages.size(), 0);
   std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> inFlight;
   bool moved = true;

@@ -178,7 +178,9 @@ FailureOr<FactorAxes> Propagator::resolveFactors(Operation *op,
   }
 
   // Conflicting user annotations are an error, not a choice.
-  for (auto [factor, list] : llvm::enumerate(candidates))
+  for (auto [index, list] : llvm::enumerate(candidates)) {
+    // Lambdas capture variables, not structured bindings (before C++20).
+    int64_t factor = index;
     for (const Candidate &a : list)
       for (const Candidate &b : list)
         if (a.priority == Priority::Explicit &&
@@ -191,8 +193,7 @@ FailureOr<FactorAxes> Propagator::resolveFactors(Operation *op,
                                    : "result #" + std::to_string(
                                                       c.tensor - numOperands);
             for (auto [dim, dimFactors] : llvm::enumerate(*tensors[c.tensor]))
-              if (llvm::is_contained(dimFactors,
-                                     static_cast<int64_t>(factor)))
+              if (llvm::is_contained(dimFactors, factor))
                 return what + " dimension " + std::to_string(dim) +
                        " is split over " + axesString(c.axes);
             return what;
@@ -200,6 +201,7 @@ FailureOr<FactorAxes> Propagator::resolveFactors(Operation *op,
           return op->emitOpError("has conflicting explicit shardings: ")
                  << describe(a) << " but " << describe(b);
         }
+  }
 
   // Resolve factors from the highest priority down so that the stronger
   // claim keeps an axis that two factors want.
@@ -344,7 +346,9 @@ findMesh(func::FuncOp func,
   });
 
   dist::MeshOp mesh;
-  for (auto &[value, attr, priority, what] : seeds) {
+  for (auto &[seedValue, attr, priority, what] : seeds) {
+    // Lambdas capture variables, not structured bindings (before C++20).
+    Value value = seedValue;
     dist::MeshOp found = dist::lookupMesh(func, attr.getMesh());
     if (!found)
       return func.emitError() << what << " of @" << func.getSymName()
