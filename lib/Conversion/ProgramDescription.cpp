@@ -153,5 +153,8 @@ FailureOr<std::string> mlir::parc::describeProgram(func::FuncOp func,
       return failure();
     program["results"].push_back(*tensor);
   }
-  return program.dump();
+  // Tensor names are checked UTF-8 (readModelArguments); other strings
+  // (the function's symbol, axis names) are only shown, so a stray byte
+  // there becomes U+FFFD instead of a JSON exception.
+  return program.dump(-1, ' ', false, Json::error_handler_t::replace);
 }

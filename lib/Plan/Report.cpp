@@ -350,7 +350,7 @@ std::string mlir::parc::writeJsonSummary(const SearchResult &result,
   summary["search"] = {{"evaluated", result.evaluated},
                        {"ilp_solves", result.ilpSolves},
                        {"seconds", context.searchSeconds}};
-  return summary.dump(2) + "\n";
+  return summary.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string mlir::parc::writeMegatronArguments(const EvaluatedPlan &plan,
@@ -398,7 +398,7 @@ std::string mlir::parc::writeDeepSpeedConfig(const EvaluatedPlan &plan,
     config["pipeline"] = {{"stages", plan.pp},
                           {"partition_method", "parameters"}};
   config["tensor_parallel"] = {{"autotp_size", plan.tp}};
-  return config.dump(2) + "\n";
+  return config.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string mlir::parc::writeScheduleTrace(const EvaluatedPlan &plan) {
@@ -481,5 +481,5 @@ std::string mlir::parc::writeScheduleTrace(const EvaluatedPlan &plan) {
                  {{"plan", plan.describe()},
                   {"note", "interleaved and zero-bubble schedules are drawn "
                            "as 1F1B; their bubble is in the step time"}}}};
-  return trace.dump(1) + "\n";
+  return trace.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }

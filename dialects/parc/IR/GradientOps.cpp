@@ -208,7 +208,9 @@ LogicalResult CrossEntropyGradOp::inferReturnTypes(
   if (adaptor.getGradient().getType() != forward.front())
     return emitOptionalError(loc, "'", getOperationName(),
                              "' op 'gradient' must be the scalar loss's type");
-  if (adaptor.getCount() < 1)
+  // An empty batch has no element to divide by its count (its loss is NaN).
+  auto logits = cast<ShapedType>(adaptor.getLogits().getType());
+  if (adaptor.getCount() < (logits.getNumElements() == 0 ? 0 : 1))
     return emitOptionalError(loc, "'", getOperationName(),
                              "' op 'count' must be positive");
   results.push_back(adaptor.getLogits().getType());

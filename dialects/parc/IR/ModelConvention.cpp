@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ConvertUTF.h"
 
 using namespace mlir;
 using namespace mlir::parc;
@@ -74,6 +75,12 @@ LogicalResult mlir::parc::checkTensorSizes(func::FuncOp func) {
   return failure(walk.wasInterrupted());
 }
 
+static bool isValidUtf8(StringRef text) {
+  const auto *begin = reinterpret_cast<const llvm::UTF8 *>(text.begin());
+  return llvm::isLegalUTF8String(
+      &begin, reinterpret_cast<const llvm::UTF8 *>(text.end()));
+}
+
 FailureOr<SmallVector<ModelArgument>>
 mlir::parc::readModelArguments(func::FuncOp func) {
   if (func.isExternal())
@@ -110,6 +117,10 @@ mlir::parc::readModelArguments(func::FuncOp func) {
     if (!name || name.getValue().empty())
       return diag() << "needs a non-empty string attribute '"
                     << ParcDialect::kNameAttrName << "'";
+    if (!isValidUtf8(name.getValue()))
+      return diag() << "has a '" << ParcDialect::kNameAttrName
+                    << "' that is not valid UTF-8 (weights files and the "
+                       "program description are JSON)";
     auto [it, inserted] = seen.try_emplace(name.getValue(), index);
     if (!inserted)
       return diag() << "repeats the name '" << name.getValue()
@@ -136,11 +147,16 @@ mlir::parc::readModelArguments(func::FuncOp func) {
   }
 
   llvm::StringSet<> resultNames;
-  for (auto [index, name] : llvm::enumerate(getResultNames(func)))
+  for (auto [index, name] : llvm::enumerate(getResultNames(func))) {
+    if (!isValidUtf8(name))
+      return func.emitError() << "result #" << index << " of '"
+                              << func.getSymName() << "' has a name that is "
+                              << "not valid UTF-8";
     if (!resultNames.insert(name).second)
       return func.emitError() << "result #" << index << " of '"
                               << func.getSymName() << "' repeats the name '"
                               << name << "'";
+  }
   return arguments;
 }
 
