@@ -1,46 +1,72 @@
 #!/usr/bin/env bash
-# Builds libFuzzer harnesses (clang, AddressSanitizer, UndefinedBehaviorSanitizer)
-# for the inputs parc reads without MLIR: plan and cluster files
-# (PlanFilesFuzzer), safetensors weights (SafetensorsFuzzer) and a compiled
-# program's flags (LauncherFlagsFuzzer), and runs each from its seed corpus
-# in fuzz/corpus/.
+# Builds the libFuzzer harnesses of fuzz/ (clang, AddressSanitizer,
+# UndefinedBehaviorSanitizer, coverage instrumentation of parc's own code)
+# and runs each from its seed corpus in fuzz/corpus/: MLIR text through the
+# passes and the evaluator (MlirPassesFuzzer), ONNX files through the
+# importer, the passes and the evaluator (OnnxImportFuzzer), plan and
+# cluster files (PlanFilesFuzzer), safetensors weights (SafetensorsFuzzer)
+# and a compiled program's flags (LauncherFlagsFuzzer).
 #
-#   scripts/fuzz.sh [SECONDS_PER_FUZZER]   (default 60; CI's smoke runs 5)
+#   scripts/fuzz.sh [SECONDS_PER_FUZZER] [FUZZER...]   (default 60, all)
 #
-# A crash or a sanitizer report stops the script with the reproducer that
-# libFuzzer writes (crash-*) in build-fuzz/. Findings join the corpus.
+# A crash, a sanitizer report, a leak or an input slower than 10 s stops the
+# script with the reproducer that libFuzzer writes (crash-*, timeout-*) in
+# the build directory. Findings worth keeping join the corpus.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
+shift || true
 out=${PARC_FUZZ_DIR:-$root/build-fuzz}
-llvm=/usr/lib/llvm-22
-mkdir -p "$out"
-flags=(-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -fno-rtti
-       -I"$root/include" -I"$root/runtime/include" -I"$llvm/include")
-llvmLibs=(-L"$llvm/lib" -Wl,-rpath,"$llvm/lib" -lLLVM)
+all=(mlir:MlirPassesFuzzer onnx:OnnxImportFuzzer plan-files:PlanFilesFuzzer
+     safetensors:SafetensorsFuzzer launcher-flags:LauncherFlagsFuzzer)
+targets=()
+for each in "${all[@]}"; do
+  if [ $# -eq 0 ] || [[ " $* " == *" ${each#*:} "* ]]; then
+    targets+=("$each")
+  fi
+done
 
-build() {
-  local name=$1
-  shift
-  echo "building $name"
-  clang++ "${flags[@]}" "$root/fuzz/$name.cpp" "$@" -o "$out/$name"
-}
-build PlanFilesFuzzer "$root/lib/Plan/Plan.cpp" "$root/lib/Plan/Cluster.cpp" \
-  "$root/lib/Plan/StrictJson.cpp" "${llvmLibs[@]}"
-build SafetensorsFuzzer "$root/runtime/io/Safetensors.cpp" "$root/runtime/io/Values.cpp"
-build LauncherFlagsFuzzer -I"$root/runtime" "$root/runtime/main/Options.cpp"
+sanitizers="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+if [ ! -f "$out/build.ninja" ]; then
+  CC=clang CXX=clang++ cmake -G Ninja -S "$root" -B "$out" \
+    -DCMAKE_BUILD_TYPE=Debug -DPARC_FUZZERS=ON \
+    -DCMAKE_C_FLAGS="-O1 $sanitizers -fsanitize=fuzzer-no-link" \
+    -DCMAKE_CXX_FLAGS="-O1 $sanitizers -fsanitize=fuzzer-no-link" \
+    -DCMAKE_C_FLAGS_DEBUG=-gline-tables-only \
+    -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
+    -DCMAKE_EXE_LINKER_FLAGS="$sanitizers" \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >"$out.configure.log" ||
+    { cat "$out.configure.log"; exit 1; }
+fi
+# Paths relative to the checkout, so that clones elsewhere (CI) share ccache
+# entries.
+CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1 ninja -C "$out" "${targets[@]#*:}"
 
-for target in plan-files:PlanFilesFuzzer safetensors:SafetensorsFuzzer \
-    launcher-flags:LauncherFlagsFuzzer; do
+for target in "${targets[@]}"; do
   corpus=${target%%:*} name=${target#*:}
   # libFuzzer adds what it finds to the first directory: a scratch copy
   # keeps the repository's seeds as they are.
   work="$out/corpus-$corpus"
   mkdir -p "$work"
   cp -n "$root/fuzz/corpus/$corpus"/* "$work/" 2>/dev/null || true
+  dictionary=()
+  if [ -f "$root/fuzz/$corpus.dict" ]; then
+    dictionary=(-dict="$root/fuzz/$corpus.dict")
+  fi
   echo "fuzzing $name for ${seconds}s"
-  (cd "$out" && ASAN_OPTIONS=detect_leaks=1 "./$name" -max_total_time="$seconds" \
-     -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-     "$work" 2>&1 | tail -4)
+  log="$out/$name.log"
+  # LLVM's allocators poison their free memory in code compiled here but
+  # not in Debian's MLIR libraries (gcc, no ASan): the poisoning would
+  # report every allocation those libraries inline.
+  if ! (cd "$out" && ASAN_OPTIONS=detect_leaks=1:allow_user_poisoning=0 \
+          "./fuzz/$name" \
+          -max_total_time="$seconds" -max_len=262144 -timeout=10 \
+          -rss_limit_mb=4096 -print_final_stats=1 "${dictionary[@]}" \
+          "$work" >"$log" 2>&1); then
+    tail -60 "$log"
+    echo "fuzz: $name failed; its reproducer is in $out" >&2
+    exit 1
+  fi
+  tail -4 "$log"
 done

@@ -1,0 +1,11 @@
+dist.mesh @mesh axes = [pp = 4]
+func.func @s0(%x: tensor<2xf32> {parc.role = "input", parc.name = "x", dist.sharding = #dist.sharding<@mesh, [[]]>})
+    -> (tensor<2xf32> {parc.name = "y", dist.sharding = #dist.sharding<@mesh, [[]]>})
+    attributes {dist.mesh = @mesh, dist.partitioned, dist.stage = 0 : i64, dist.pipeline = {axis = "pp"}} {
+  return %x : tensor<2xf32>
+}
+func.func @s1(%x: tensor<2xf32> {parc.role = "input", parc.name = "x", dist.sharding = #dist.sharding<@mesh, [[]]>})
+    -> (tensor<2xf32> {parc.name = "y", dist.sharding = #dist.sharding<@mesh, [[]]>})
+    attributes {dist.mesh = @mesh, dist.partitioned, dist.stage = 1 : i64, dist.pipeline = {axis = "pp"}} {
+  return %x : tensor<2xf32>
+}

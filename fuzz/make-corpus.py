@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Writes the MLIR and ONNX seed corpora of fuzz/corpus/ from the tests.
+
+  fuzz/make-corpus.py BUILD_DIR   (parc-model from BUILD_DIR/bin)
+
+mlir/: every split (`// -----`) of the tests' .mlir files, and GPT-tiny
+with plans appended after a `//--plan` line (MlirPassesFuzzer applies them);
+onnx/: the importer tests' ONNX files.
+"""
+import pathlib
+import shutil
+import subprocess
+import sys
+
+root = pathlib.Path(__file__).resolve().parent.parent
+build = pathlib.Path(sys.argv[1])
+corpus = root / "fuzz" / "corpus"
+
+mlir = corpus / "mlir"
+shutil.rmtree(mlir, ignore_errors=True)
+mlir.mkdir(parents=True)
+for path in sorted((root / "test").rglob("*.mlir")):
+    name = "-".join(path.relative_to(root / "test").with_suffix("").parts)
+    for k, part in enumerate(path.read_text().split("\n// -----\n")):
+        (mlir / f"{name}-{k}.mlir").write_text(part)
+
+gpt = subprocess.run([build / "bin" / "parc-model", "gpt-tiny", "--batch", "8"],
+                     check=True, capture_output=True, text=True).stdout
+(mlir / "gpt-tiny.mlir").write_text(gpt)
+plans = [root / "test/Transforms/Inputs" / name for name in
+         ["train-dp2-tp2-zero3.json", "recompute-selective.json"]]
+plans += [root / "test/Transforms/pipeline/Inputs" / name for name in
+          ["pp2-dp2-1f1b.json", "pp2-dp2-zero1-1f1b.json"]]
+for plan in plans:
+    (mlir / f"gpt-tiny-{plan.stem}.mlir").write_text(
+        gpt + "\n//--plan\n" + plan.read_text())
+
+onnx = corpus / "onnx"
+shutil.rmtree(onnx, ignore_errors=True)
+onnx.mkdir(parents=True)
+for path in sorted((root / "test/Import/Inputs").rglob("*.onnx")):
+    name = "-".join(path.relative_to(root / "test/Import/Inputs").parts)
+    shutil.copy(path, onnx / name)
+
+# A dictionary of the ops' names and the convention's words, so mutations
+# build ops the verifiers know rather than random identifiers.
+words = set()
+for td in sorted((root / "dialects").rglob("*Ops.td")):
+    dialect = td.parent.parent.name
+    for line in td.read_text().splitlines():
+        if line.startswith("def ") and 'Op<"' in line:
+            mnemonic = line.split('Op<"')[1].split('"')[0]
+            words.add(dialect + "." + mnemonic)
+words |= {"func.func", "return", "tensor<", "xf32>", "xi64>", "xbf16>",
+          "parc.role", "parc.name", "parc.init", "\\\"param\\\"",
+          "\\\"input\\\"", "\\\"label\\\"", "\\\"optstate\\\"", "dist.sharding",
+          "dist.mesh", "dist.partitioned", "dist.pipeline", "parc.phase",
+          "#dist.sharding<", "//--plan\\x0A"}
+(root / "fuzz" / "mlir.dict").write_text(
+    "".join(f'"{word}"\n' for word in sorted(words)))
