@@ -118,6 +118,8 @@ private:
   // Node helpers.
   InFlightDiagnostic nodeError(const onnx::NodeProto &node);
   LogicalResult unsupported(const onnx::NodeProto &node, const Twine &why);
+  /// Fails, naming the node, when its op is not one parc converts.
+  LogicalResult checkOpSupported(const onnx::NodeProto &node);
   FailureOr<Value> operand(const onnx::NodeProto &node, int index);
   bool hasOperand(const onnx::NodeProto &node, int index) {
     return index < node.input_size() && !node.input(index).empty();
@@ -237,6 +239,13 @@ LogicalResult Importer::load() {
            << " of the default ONNX domain; parc-translate supports opsets "
            << kMinOpset << " to " << kMaxOpset
            << " (convert it with onnx.version_converter)";
+  // Ops parc does not convert are refused before libonnx's shape inference
+  // runs on them: that of libonnx 1.12 reads out of bounds on some
+  // malformed nodes (a Conv whose input has fewer dimensions than its
+  // kernel; found by scripts/fuzz.sh).
+  for (const onnx::NodeProto &node : model.graph().node())
+    if (failed(checkOpSupported(node)))
+      return failure();
   try {
     // Strict: a node whose shapes do not fit is an error here, before parc's
     // own shape rules would meet it while building ops.
@@ -1004,13 +1013,24 @@ LogicalResult Importer::importTrilu(const onnx::NodeProto &node) {
   return success();
 }
 
-LogicalResult Importer::importNode(const onnx::NodeProto &node) {
+LogicalResult Importer::checkOpSupported(const onnx::NodeProto &node) {
   StringRef op = node.op_type();
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     return nodeError(node) << "unsupported op '" << node.domain() << "."
                            << op << "' (domain '" << node.domain()
                            << "'); supported ops (default domain): "
                            << llvm::join(getSupportedOnnxOps(), ", ");
+  if (!llvm::is_contained(getSupportedOnnxOps(), op))
+    return nodeError(node) << "unsupported op '" << op
+                           << "'; supported ops: "
+                           << llvm::join(getSupportedOnnxOps(), ", ");
+  return success();
+}
+
+LogicalResult Importer::importNode(const onnx::NodeProto &node) {
+  StringRef op = node.op_type();
+  if (failed(checkOpSupported(node)))
+    return failure();
   Location loc = nodeLoc(node);
   builder.setInsertionPointToEnd(builder.getInsertionBlock());
 
@@ -1159,9 +1179,9 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
                                "the last dimension in parc)");
     return define(node, 0, create<CrossEntropyOp>(loc, *scores, *labels));
   }
-  return nodeError(node) << "unsupported op '" << op
-                         << "'; supported ops: "
-                         << llvm::join(getSupportedOnnxOps(), ", ");
+  return nodeError(node) << "internal error: no conversion of the supported "
+                            "op '"
+                         << op << "'";
 }
 
 //===----------------------------------------------------------------------===//
