@@ -18,7 +18,7 @@ namespace {
 
 // The spellings of the enums, indexed by their values.
 constexpr StringRef kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b",
-                                        "zb-h1"};
+                                        "zb-h1", "pipedream-2bw"};
 constexpr StringRef kRecomputeNames[] = {"none", "selective", "full"};
 constexpr StringRef kPrecisionNames[] = {"f32", "bf16-mixed"};
 constexpr StringRef kSyncNames[] = {"allreduce"};
@@ -322,6 +322,14 @@ Expected<Plan> mlir::parc::readPlan(StringRef text, StringRef fileName) {
 
 StringRef mlir::parc::getPipelineScheduleName(PipelineSchedule schedule) {
   return kScheduleNames[static_cast<size_t>(schedule)];
+}
+
+std::optional<PipelineSchedule>
+mlir::parc::parsePipelineScheduleName(StringRef name) {
+  for (auto [index, spelling] : llvm::enumerate(kScheduleNames))
+    if (spelling == name)
+      return static_cast<PipelineSchedule>(index);
+  return std::nullopt;
 }
 
 StringRef mlir::parc::getRecomputeName(Recompute recompute) {

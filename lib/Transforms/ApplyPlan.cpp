@@ -22,6 +22,7 @@
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/Pipeline.h"
 #include "parc/Transforms/Recompute.h"
+#include "parc/Transforms/StaleWeights.h"
 
 #include "mlir/IR/Builders.h"
 #include "parc/Support/InputFile.h"
@@ -64,6 +65,7 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
   LogicalResult shardModelState(const Plan &plan, dist::MeshOp mesh);
   LogicalResult recomputeActivations(const Plan &plan);
+  LogicalResult addStaleVersions(const Plan &plan);
   LogicalResult splitMicrobatches(const Plan &plan, dist::MeshOp mesh);
   /// The plan's micro-batch count; by default one per stage.
   static int64_t getMicrobatchCount(const Plan &plan);
@@ -110,6 +112,10 @@ LogicalResult ApplyPlanPass::apply() {
       return failure();
   if (plan->zero.value_or(0) > 0 && failed(shardModelState(*plan, *meshOp)))
     return failure();
+  if (plan->pipeline &&
+      plan->pipeline->schedule == PipelineSchedule::PipeDream2BW &&
+      failed(addStaleVersions(*plan)))
+    return failure();
   if (plan->pipeline)
     return splitMicrobatches(*plan, *meshOp);
   return success();
@@ -131,6 +137,12 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
                                "of at least 2"
                              : "\"virtual_stages\" > 1 needs the schedule "
                                "\"interleaved-1f1b\"");
+    if (schedule == PipelineSchedule::PipeDream2BW && plan.zero.value_or(0) > 0)
+      return error(at.zero) << "\"pipedream-2bw\" with ZeRO is not built";
+    if (schedule == PipelineSchedule::PipeDream2BW &&
+        plan.recompute.value_or(Recompute::None) != Recompute::None)
+      return error(at.recompute)
+             << "\"pipedream-2bw\" with recomputation is not built";
     if (interleaved && pipeline->layersPerStage)
       return error(at.pipeline)
              << "\"layers_per_stage\" cannot be given with interleaved "
@@ -351,6 +363,37 @@ LogicalResult ApplyPlanPass::recomputeActivations(const Plan &plan) {
                                    ? RecomputeGranularity::Selective
                                    : RecomputeGranularity::Full,
                                [&] { return error(at); })))
+      return failure();
+  }
+  return success();
+}
+
+// PipeDream-2BW: the train step reads the stale weights (StaleWeights.h).
+// Two versions suffice when every stage's in-flight micro-batches fit in
+// one step (micro-batches >= stages), as in the paper.
+LogicalResult ApplyPlanPass::addStaleVersions(const Plan &plan) {
+  int64_t stages = 1;
+  for (const MeshAxis &axis : plan.mesh)
+    if (axis.name == plan.pipeline->axis)
+      stages = axis.size;
+  int64_t microbatches = getMicrobatchCount(plan);
+  if (microbatches < stages)
+    return error(plan.locations.pipeline)
+           << "\"pipedream-2bw\" needs at least as many micro-batches as "
+              "stages (two weight versions cover the micro-batches in flight "
+              "only then); \"microbatches\": "
+           << microbatches << " < " << stages << " stages";
+  for (auto func : getOperation().getOps<func::FuncOp>()) {
+    bool trains = false;
+    func.walk([&](OptimizerUpdateOpInterface) { trains = true; });
+    if (!trains)
+      return error(plan.locations.pipeline)
+             << "\"pipedream-2bw\" needs a train step (its stale weights are "
+                "the optimizer's), and @"
+             << func.getSymName()
+             << " has no optimizer update (make one with "
+                "--parc-make-train-step)";
+    if (failed(addStaleWeightVersions(func)))
       return failure();
   }
   return success();

@@ -14,13 +14,16 @@
 
 #include "dist/IR/DistOps.h"
 #include "parc/IR/ModelConvention.h"
+#include "parc/IR/ParcAttrs.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Transforms/StaleWeights.h"
 #include "parc/Transforms/TensorSharding.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 
 #include <map>
@@ -37,6 +40,11 @@ using namespace mlir::parc;
 namespace {
 
 constexpr int64_t kNoStage = -1;
+/// The copy key of a value that does not vary per micro-batch: as in this
+/// step, or (derived from stale weights) as in the next step, whose
+/// micro-batches read the newest weights (PipeDream-2BW).
+constexpr int64_t kInvariant = -1;
+constexpr int64_t kNextStepInvariant = -2;
 /// MPI guarantees tags up to 32767 only.
 constexpr int64_t kMaxChannels = 32768;
 
@@ -59,6 +67,8 @@ struct ValueInfo {
   bool fromParameters = false;
   /// Depends on an input or label (an activation or its gradient).
   bool fromInputs = false;
+  /// Depends on a stale weight version (PipeDream-2BW).
+  bool fromStale = false;
   Phase phase = Phase::Forward;
   /// The first channel of its messages; -1 when no other stage needs it.
   int64_t channel = -1;
@@ -90,10 +100,41 @@ private:
   void computeNeeds();
   LogicalResult assignChannels();
   FailureOr<func::FuncOp> emitStage(int64_t stage);
+  /// An empty function for stage `stage` named after `func` with `suffix`,
+  /// taking the arguments the stage needs (returned in `taken`).
+  func::FuncOp createStageFunction(int64_t stage, StringRef suffix,
+                                   SmallVectorImpl<BlockArgument> &taken);
+  /// The attributes of a `carry` argument or result.
+  DictionaryAttr getCarryAttrs(StringRef name, RankedTensorType type,
+                               bool argument);
 
   SplitAxes splitAxes(Operation *op) const;
   /// The stage that runs model chunk `chunk`.
   int64_t stageOf(int64_t chunk) const { return chunk % config.stages; }
+  bool isAsynchronous() const {
+    return config.schedule == PipelineSchedule::PipeDream2BW;
+  }
+  /// The forwards of stage `stage` that run before its first backward.
+  int64_t getWarmup(int64_t stage) const {
+    return std::min(config.stages - stage - 1, config.microbatches);
+  }
+  /// PipeDream-2BW gives micro-batch j of the next step the index
+  /// microbatches + j; it has channels of its own.
+  bool isNextStep(int64_t microbatch) const {
+    return microbatch >= config.microbatches ||
+           microbatch == kNextStepInvariant;
+  }
+  int64_t getChannelsPerValue() const {
+    return config.microbatches + (isAsynchronous() ? config.stages : 0);
+  }
+  /// The values (and micro-batches) a stage of an asynchronous pipeline
+  /// receives at the end of a step for the forwards it runs in the next:
+  /// those an earlier stage computes in its warm-up, which runs a step
+  /// ahead of this stage's.
+  SmallVector<std::pair<Value, int64_t>> getCarriedReceives(int64_t stage);
+  FailureOr<func::FuncOp>
+  emitPrologue(int64_t stage, func::FuncOp stageFunc,
+               ArrayRef<std::pair<Value, int64_t>> carried);
   int64_t getNumChunks() const {
     return config.stages * config.virtualStages;
   }
@@ -114,6 +155,8 @@ private:
   /// Without layers: the stage of each forward op on the inputs' path, by
   /// the FLOPs before it.
   llvm::DenseMap<Operation *, int64_t> stageByCost;
+  /// PipeDream-2BW: each stale weight version's newest version.
+  llvm::DenseMap<Value, BlockArgument> newestOf;
   bool hasBackward = false;
 
   friend class StageEmitter;
@@ -127,16 +170,32 @@ public:
     builder.setInsertionPointToEnd(&stageFunc.getBody().front());
   }
 
-  /// Emits `op` for micro-batch `microbatch` (-1: an invariant op).
+  /// Emits `op` for micro-batch `microbatch` (kInvariant, or
+  /// kNextStepInvariant: an invariant op).
   LogicalResult emit(Operation *op, int64_t microbatch);
   /// This stage's copy of `value` for `microbatch`.
   FailureOr<Value> get(Value value, int64_t microbatch);
   /// The value a result of the stage returns (micro-batches joined).
   FailureOr<Value> getResult(Value value, unsigned resultIndex);
+  /// Turns the ops after `before` up to `last`, which the previous step ran
+  /// (PipeDream-2BW), into `carry` arguments of `stageFunc`: each value of
+  /// theirs a later op reads; appends its (value, micro-batch) to `carried`.
+  /// The invariants they made and their slices of inputs stay.
+  LogicalResult carryOver(func::FuncOp stageFunc, Operation *before,
+                          Operation *last,
+                          SmallVectorImpl<std::pair<Value, int64_t>> &carried);
+  /// Returns, as the `carry` results of `stageFunc`, the next step's copies
+  /// of `carried`.
+  LogicalResult returnCarried(func::FuncOp stageFunc,
+                              ArrayRef<std::pair<Value, int64_t>> carried);
 
   llvm::DenseMap<BlockArgument, Value> arguments;
+  /// This stage's copies by (value, micro-batch or invariant key).
+  std::map<std::pair<void *, int64_t>, Value> copies;
 
 private:
+  /// The key `value`'s copy for `microbatch` has in `copies`.
+  int64_t getCopyIndex(Value value, int64_t microbatch) const;
   LogicalResult emitSumOverMicrobatches(Operation *op);
   /// The micro-batches' copies of `value` joined along `dim`.
   FailureOr<Value> joinMicrobatches(Value value, unsigned dim, Location loc);
@@ -146,7 +205,6 @@ private:
   PipelinePartitioner &p;
   int64_t stage;
   OpBuilder builder;
-  std::map<std::pair<void *, int64_t>, Value> copies;
   /// Running sums over micro-batches, by the collective that sums.
   llvm::DenseMap<Operation *, Value> sums;
 };
@@ -245,7 +303,22 @@ PipelinePartitioner::withoutMicrobatches(dist::ShardingAttr sharding) const {
 }
 
 LogicalResult PipelinePartitioner::analyzeArguments() {
+  llvm::StringMap<BlockArgument> byName;
+  for (BlockArgument argument : body.getArguments())
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            argument.getArgNumber(), ParcDialect::kNameAttrName))
+      byName[name.getValue()] = argument;
   for (BlockArgument argument : body.getArguments()) {
+    if (auto of = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                    kStaleOfAttrName)) {
+      auto newest = byName.find(of.getValue());
+      if (newest == byName.end())
+        return func.emitError("argument #")
+               << argument.getArgNumber() << " is a stale version of '"
+               << of.getValue() << "', which is no argument";
+      info[argument].fromStale = true;
+      newestOf[argument] = newest->second;
+    }
     auto role = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
                                                   ParcDialect::kRoleAttrName);
     if (role && (role.getValue() == "input" || role.getValue() == "label"))
@@ -291,11 +364,13 @@ LogicalResult PipelinePartitioner::analyzeOp(Operation &op) {
   }
   hasBackward |= phase != Phase::Forward;
 
-  bool anyPerMicrobatch = false, afterSum = false, fromInputs = false;
+  bool anyPerMicrobatch = false, afterSum = false, fromInputs = false,
+       fromStale = false;
   for (Value operand : op.getOperands()) {
     anyPerMicrobatch |= info[operand].perMicrobatch;
     afterSum |= info[operand].afterSum;
     fromInputs |= info[operand].fromInputs;
+    fromStale |= info[operand].fromStale;
   }
   SplitAxes split = splitAxes(&op);
   bool perMicrobatch = anyPerMicrobatch;
@@ -380,6 +455,7 @@ LogicalResult PipelinePartitioner::analyzeOp(Operation &op) {
     value.afterSum = afterSum || sums;
     value.fromParameters = fromParameters;
     value.fromInputs = fromInputs;
+    value.fromStale = fromStale;
     value.phase = phase;
   }
   return success();
@@ -448,7 +524,7 @@ LogicalResult PipelinePartitioner::assignChannels() {
     if (others.none())
       return;
     valueInfo.channel = next;
-    next += valueInfo.perMicrobatch ? config.microbatches : 1;
+    next += valueInfo.perMicrobatch ? getChannelsPerValue() : 1;
   };
   for (Operation &op : body.without_terminator())
     for (Value result : op.getResults())
@@ -470,15 +546,26 @@ Value StageEmitter::sliceMicrobatch(Value whole, unsigned dim,
   SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
       strides(type.getRank(), 1);
   sizes[dim] /= p.config.microbatches;
-  offsets[dim] = microbatch * sizes[dim];
+  // The next step's micro-batches are this step's inputs again.
+  offsets[dim] = (microbatch % p.config.microbatches) * sizes[dim];
   auto result = RankedTensorType::get(sizes, type.getElementType());
   return SliceOp::create(builder, whole.getLoc(), result, whole, offsets,
                          sizes, strides);
 }
 
+int64_t StageEmitter::getCopyIndex(Value value, int64_t microbatch) const {
+  auto it = p.info.find(value);
+  if (it == p.info.end())
+    return kInvariant;
+  if (it->second.perMicrobatch)
+    return microbatch;
+  return p.isNextStep(microbatch) && it->second.fromStale ? kNextStepInvariant
+                                                          : kInvariant;
+}
+
 FailureOr<Value> StageEmitter::get(Value value, int64_t microbatch) {
   const ValueInfo &valueInfo = p.info[value];
-  int64_t copy = valueInfo.perMicrobatch ? microbatch : -1;
+  int64_t copy = getCopyIndex(value, microbatch);
   if (valueInfo.perMicrobatch && microbatch < 0)
     return emitError(value.getLoc(), "internal error: a per-micro-batch value "
                                      "is used outside the micro-batches");
@@ -487,7 +574,12 @@ FailureOr<Value> StageEmitter::get(Value value, int64_t microbatch) {
     return it->second;
   Value result;
   if (auto argument = dyn_cast<BlockArgument>(value)) {
-    Value whole = arguments.lookup(argument);
+    // The next step's micro-batches read the newest weights.
+    Value whole = arguments.lookup(
+        copy == kNextStepInvariant ? p.newestOf.lookup(argument) : argument);
+    if (!whole)
+      return emitError(value.getLoc(), "internal error: stage ")
+             << stage << " lacks an argument it reads";
     if (valueInfo.perMicrobatch) {
       auto sharding = p.func.getArgAttrOfType<dist::ShardingAttr>(
           argument.getArgNumber(), dist::DistDialect::kShardingAttrName);
@@ -501,8 +593,20 @@ FailureOr<Value> StageEmitter::get(Value value, int64_t microbatch) {
       return failure();
     return copies.at(key);
   } else if (p.stageOf(valueInfo.stage) == stage) {
+    // The next step's version of an invariant value derived from the
+    // weights is derived again, from the newest.
+    if (copy == kNextStepInvariant) {
+      if (failed(emit(value.getDefiningOp(), kNextStepInvariant)))
+        return failure();
+      return copies.at(key);
+    }
     return emitError(value.getLoc(), "internal error: a value is used on stage ")
            << stage << " before it is computed there";
+  } else if (copy == kNextStepInvariant) {
+    return emitError(value.getLoc(),
+                     "PipeDream-2BW cannot send a value derived from the "
+                     "weights (not per micro-batch) from stage ")
+           << p.stageOf(valueInfo.stage) << " to stage " << stage;
   } else {
     result = dist::RecvOp::create(
         builder, value.getLoc(), value.getType(),
@@ -516,7 +620,7 @@ FailureOr<Value> StageEmitter::get(Value value, int64_t microbatch) {
 
 void StageEmitter::produced(Value value, Value copy, int64_t microbatch) {
   const ValueInfo &valueInfo = p.info[value];
-  int64_t index = valueInfo.perMicrobatch ? microbatch : -1;
+  int64_t index = getCopyIndex(value, microbatch);
   copies[{value.getAsOpaquePointer(), index}] = copy;
   if (valueInfo.stage == kNoStage || p.stageOf(valueInfo.stage) != stage)
     return;
@@ -529,7 +633,9 @@ void StageEmitter::produced(Value value, Value copy, int64_t microbatch) {
                            valueInfo.channel + std::max<int64_t>(index, 0));
   }
   // Gradient accumulation: each micro-batch's part joins the running sum
-  // as soon as it exists.
+  // as soon as it exists (emitStage refuses sums of the next step's).
+  if (p.isNextStep(microbatch))
+    return;
   if (auto it = p.sumsOf.find(value); it != p.sumsOf.end())
     for (Operation *sum : it->second)
       if (isa<dist::AllReduceOp>(sum)) {
@@ -591,14 +697,18 @@ LogicalResult StageEmitter::emit(Operation *op, int64_t microbatch) {
       auto type = cast<RankedTensorType>(op->getResult(0).getType());
       Value index = ConstantOp::create(
           builder, op->getLoc(),
-          DenseElementsAttr::get(type, builder.getI64IntegerAttr(microbatch)));
+          DenseElementsAttr::get(
+              type,
+              builder.getI64IntegerAttr(microbatch % p.config.microbatches)));
       produced(op->getResult(0), index, microbatch);
       return success();
     }
     // all_slice over the micro-batch axis (minor): this rank's slice over
     // the other axes, then the micro-batch's part of it.
     auto allSlice = cast<dist::AllSliceOp>(op);
-    FailureOr<Value> whole = get(allSlice.getInput(), -1);
+    FailureOr<Value> whole =
+        get(allSlice.getInput(),
+            p.isNextStep(microbatch) ? kNextStepInvariant : kInvariant);
     if (failed(whole))
       return failure();
     Value mine = *whole;
@@ -663,13 +773,13 @@ FailureOr<Value> StageEmitter::joinMicrobatches(Value value, unsigned dim,
       .getResult();
 }
 
-FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
+func::FuncOp PipelinePartitioner::createStageFunction(
+    int64_t stage, StringRef suffix, SmallVectorImpl<BlockArgument> &taken) {
   OpBuilder builder(func);
   MLIRContext *context = func.getContext();
   // Arguments: those the stage needs, whole over its micro-batches.
   SmallVector<Type> argumentTypes;
   SmallVector<DictionaryAttr> argumentAttrs;
-  SmallVector<BlockArgument> taken;
   for (BlockArgument argument : body.getArguments()) {
     auto it = needs.find(argument);
     if (it == needs.end() || !it->second.test(stage))
@@ -691,12 +801,159 @@ FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
     argumentAttrs.push_back(attrs.getDictionary(context));
   }
   std::string name =
-      (func.getSymName() + ".stage" + std::to_string(stage)).str();
+      (func.getSymName() + ".stage" + std::to_string(stage) + suffix).str();
   auto stageFunc = func::FuncOp::create(
       builder, func.getLoc(), name,
       builder.getFunctionType(argumentTypes, {}));
   stageFunc.setAllArgAttrs(argumentAttrs);
-  Block *entry = stageFunc.addEntryBlock();
+  stageFunc.addEntryBlock();
+  for (NamedAttribute attr : func->getDiscardableAttrs())
+    stageFunc->setAttr(attr.getName(), attr.getValue());
+  return stageFunc;
+}
+
+SmallVector<std::pair<Value, int64_t>>
+PipelinePartitioner::getCarriedReceives(int64_t stage) {
+  SmallVector<std::pair<Value, int64_t>> carried;
+  int64_t warmup = getWarmup(stage);
+  for (Operation &op : body.without_terminator())
+    for (Value value : op.getResults()) {
+      const ValueInfo &valueInfo = info[value];
+      if (!valueInfo.perMicrobatch || valueInfo.stage == kNoStage ||
+          valueInfo.phase != Phase::Forward || valueInfo.channel < 0)
+        continue;
+      int64_t from = stageOf(valueInfo.stage);
+      llvm::BitVector where = needs.lookup(value);
+      if (from >= stage || where.empty() || !where.test(stage))
+        continue;
+      for (int64_t k = warmup; k < getWarmup(from); ++k)
+        carried.push_back({value, k});
+    }
+  return carried;
+}
+
+/// A replicated layout: a `carry` tensor is its rank's own, neither a part
+/// of a global tensor nor gathered.
+static dist::ShardingAttr getRankLocalSharding(dist::MeshOp mesh,
+                                               RankedTensorType type) {
+  Builder builder(mesh.getContext());
+  SmallVector<Attribute> dims(type.getRank(), builder.getArrayAttr({}));
+  return dist::ShardingAttr::get(
+      mesh.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      builder.getArrayAttr(dims), builder.getArrayAttr({}));
+}
+
+DictionaryAttr PipelinePartitioner::getCarryAttrs(StringRef name,
+                                                  RankedTensorType type,
+                                                  bool argument) {
+  Builder builder(func.getContext());
+  NamedAttrList attrs;
+  attrs.set(ParcDialect::kNameAttrName, builder.getStringAttr(name));
+  attrs.set(dist::DistDialect::kShardingAttrName,
+            getRankLocalSharding(mesh, type));
+  if (argument) {
+    attrs.set(ParcDialect::kRoleAttrName, builder.getStringAttr("carry"));
+    attrs.set(ParcDialect::kInitAttrName,
+              InitAttr::get(func.getContext(), InitDistribution::Constant,
+                            APFloat(0.0), APFloat(0.0)));
+  }
+  return attrs.getDictionary(func.getContext());
+}
+
+LogicalResult
+StageEmitter::carryOver(func::FuncOp stageFunc, Operation *before,
+                        Operation *last,
+                        SmallVectorImpl<std::pair<Value, int64_t>> &carried) {
+  Block &entry = stageFunc.front();
+  SmallVector<Operation *> range;
+  if (last && last != before)
+    for (auto it = before ? std::next(before->getIterator()) : entry.begin();;
+         ++it) {
+      range.push_back(&*it);
+      if (&*it == last)
+        break;
+    }
+  // What the previous step's units computed or received is this step's
+  // argument; the invariants they made and their input slices stay.
+  llvm::DenseSet<Value> invariants;
+  for (const auto &[key, copy] : copies)
+    if (key.second < 0)
+      invariants.insert(copy);
+  llvm::DenseSet<Operation *> previous;
+  for (Operation *op : range) {
+    bool stays = (isa<SliceOp>(op) && isa<BlockArgument>(op->getOperand(0))) ||
+                 llvm::all_of(op->getResults(), [&](Value result) {
+                   return invariants.contains(result);
+                 });
+    if (!stays || isa<dist::SendOp, dist::RecvOp>(op))
+      previous.insert(op);
+  }
+  llvm::DenseMap<Value, std::pair<void *, int64_t>> keyOf;
+  for (const auto &[key, copy] : copies)
+    if (key.second >= 0)
+      keyOf[copy] = key;
+  for (Operation *op : range) {
+    if (!previous.contains(op))
+      continue;
+    for (Value result : op->getResults()) {
+      auto usedLater = [&](OpOperand &use) {
+        return !previous.contains(use.getOwner());
+      };
+      if (llvm::none_of(result.getUses(), usedLater))
+        continue;
+      auto key = keyOf.find(result);
+      if (key == keyOf.end())
+        return op->emitError("internal error: a value of the previous "
+                             "step's units belongs to no micro-batch");
+      std::string name = "pipeline.carry." + std::to_string(carried.size());
+      auto type = cast<RankedTensorType>(result.getType());
+      unsigned index = stageFunc.getNumArguments();
+      if (failed(stageFunc.insertArgument(
+              index, type, p.getCarryAttrs(name, type, /*argument=*/true),
+              result.getLoc())))
+        return failure();
+      BlockArgument argument = stageFunc.getArgument(index);
+      result.replaceUsesWithIf(argument, usedLater);
+      copies[key->second] = argument;
+      carried.push_back(
+          {Value::getFromOpaquePointer(key->second.first), key->second.second});
+    }
+  }
+  for (Operation *op : llvm::reverse(range))
+    if (previous.contains(op)) {
+      op->dropAllUses();
+      op->erase();
+    }
+  return success();
+}
+
+LogicalResult
+StageEmitter::returnCarried(func::FuncOp stageFunc,
+                            ArrayRef<std::pair<Value, int64_t>> carried) {
+  Operation *terminator = stageFunc.front().getTerminator();
+  for (auto [index, key] : llvm::enumerate(carried)) {
+    auto [value, microbatch] = key;
+    FailureOr<Value> next = get(value, p.config.microbatches + microbatch);
+    if (failed(next))
+      return failure();
+    auto type = cast<RankedTensorType>(next->getType());
+    unsigned position = stageFunc.getNumResults();
+    terminator->insertOperands(terminator->getNumOperands(), {*next});
+    if (failed(stageFunc.insertResult(
+            position, type,
+            p.getCarryAttrs("pipeline.carry." + std::to_string(index), type,
+                            /*argument=*/false))))
+      return failure();
+  }
+  return success();
+}
+
+FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
+  MLIRContext *context = func.getContext();
+  SmallVector<BlockArgument> taken;
+  func::FuncOp stageFunc = createStageFunction(stage, "", taken);
+  Block *entry = &stageFunc.front();
+  OpBuilder builder(stageFunc);
   StageEmitter emitter(*this, stage, stageFunc);
   for (auto [argument, local] : llvm::zip_equal(taken, entry->getArguments()))
     emitter.arguments[argument] = local;
@@ -707,11 +964,19 @@ FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
     int64_t chunk = info[op.getResult(0)].stage;
     return chunk != kNoStage && stageOf(chunk) == stage;
   };
+  if (isAsynchronous() && getWarmup(stage) > 0)
+    for (Operation &op : body.without_terminator())
+      if (onStage(op) && info[op.getResult(0)].phase == Phase::Forward &&
+          info[op.getResult(0)].perMicrobatch && sumsOf.count(op.getResult(0)))
+        return op.emitOpError("is summed over micro-batches in the forward "
+                              "pass of stage ")
+               << stage << ", which PipeDream-2BW runs across steps";
   // Invariant ops first, then the micro-batches, then what follows their
   // sum.
   for (Operation &op : body.without_terminator())
     if (onStage(op) && !info[op.getResult(0)].perMicrobatch &&
-        !info[op.getResult(0)].afterSum && failed(emitter.emit(&op, -1)))
+        !info[op.getResult(0)].afterSum &&
+        failed(emitter.emit(&op, kInvariant)))
       return failure();
   // The backward ops a zero-bubble schedule runs as input gradients: those
   // whose results another stage needs (the gradient sent back) or an input
@@ -746,20 +1011,50 @@ FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
     }
     return false;
   };
-  for (ScheduleUnit unit :
-       getStageSchedule(config.schedule, stage, config.stages,
-                        config.microbatches, config.virtualStages,
-                        hasBackward))
+  auto emitUnit = [&](ScheduleUnit unit) -> LogicalResult {
+    int64_t microbatch =
+        unit.step > 0 ? config.microbatches + unit.microbatch : unit.microbatch;
     for (Operation &op : body.without_terminator()) {
       if (!onStage(op) || !info[op.getResult(0)].perMicrobatch ||
           info[op.getResult(0)].stage != unit.chunk)
         continue;
-      if (inUnit(op, unit) && failed(emitter.emit(&op, unit.microbatch)))
+      if (inUnit(op, unit) && failed(emitter.emit(&op, microbatch)))
         return failure();
     }
+    return success();
+  };
+  // An asynchronous pipeline's step starts with the units that ran in the
+  // previous step and the receives that ended it: emitted here, then
+  // turned into `carry` arguments (StageEmitter::carryOver).
+  SmallVector<std::pair<Value, int64_t>> received =
+      isAsynchronous() ? getCarriedReceives(stage)
+                       : SmallVector<std::pair<Value, int64_t>>();
+  auto emitReceives = [&](int64_t offset) -> LogicalResult {
+    for (auto [value, microbatch] : received)
+      if (failed(emitter.get(value, offset + microbatch)))
+        return failure();
+    return success();
+  };
+  Operation *beforePrevious = entry->empty() ? nullptr : &entry->back();
+  SmallVector<ScheduleUnit> units =
+      getStageSchedule(config.schedule, stage, config.stages,
+                       config.microbatches, config.virtualStages, hasBackward);
+  auto firstOfStep = llvm::find_if(
+      units, [](const ScheduleUnit &unit) { return unit.step >= 0; });
+  for (ScheduleUnit unit : llvm::make_range(units.begin(), firstOfStep))
+    if (failed(emitUnit(unit)))
+      return failure();
+  if (failed(emitReceives(0)))
+    return failure();
+  Operation *lastPrevious = entry->empty() ? nullptr : &entry->back();
+  for (ScheduleUnit unit : llvm::make_range(firstOfStep, units.end()))
+    if (failed(emitUnit(unit)))
+      return failure();
+  if (failed(emitReceives(config.microbatches)))
+    return failure();
   for (Operation &op : body.without_terminator())
     if (onStage(op) && info[op.getResult(0)].afterSum &&
-        failed(emitter.emit(&op, -1)))
+        failed(emitter.emit(&op, kInvariant)))
       return failure();
 
   // Results.
@@ -782,13 +1077,102 @@ FailureOr<func::FuncOp> PipelinePartitioner::emitStage(int64_t stage) {
   }
   OpBuilder end = OpBuilder::atBlockEnd(entry);
   func::ReturnOp::create(end, terminator->getLoc(), results);
-  stageFunc.setFunctionType(
-      builder.getFunctionType(argumentTypes, TypeRange(ValueRange(results))));
+  stageFunc.setFunctionType(builder.getFunctionType(
+      stageFunc.getArgumentTypes(), TypeRange(ValueRange(results))));
   stageFunc.setAllResultAttrs(resultAttrs);
-  for (NamedAttribute attr : func->getDiscardableAttrs())
-    stageFunc->setAttr(attr.getName(), attr.getValue());
   stageFunc->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
+  if (!isAsynchronous())
+    return stageFunc;
+
+  SmallVector<std::pair<Value, int64_t>> carried;
+  if (failed(emitter.carryOver(stageFunc, beforePrevious, lastPrevious,
+                               carried)) ||
+      failed(emitter.returnCarried(stageFunc, carried)) ||
+      failed(emitPrologue(stage, stageFunc, carried)))
+    return failure();
   return stageFunc;
+}
+
+FailureOr<func::FuncOp>
+PipelinePartitioner::emitPrologue(int64_t stage, func::FuncOp stageFunc,
+                                  ArrayRef<std::pair<Value, int64_t>> carried) {
+  SmallVector<BlockArgument> taken;
+  func::FuncOp prologue = createStageFunction(stage, ".prologue", taken);
+  Block *entry = &prologue.front();
+  StageEmitter emitter(*this, stage, prologue);
+  for (auto [argument, local] : llvm::zip_equal(taken, entry->getArguments()))
+    emitter.arguments[argument] = local;
+  // The first step's warm-up forwards, as a step's cooldown runs the next
+  // one's, on the initial weights.
+  for (Operation &op : body.without_terminator()) {
+    if (!op.getNumResults())
+      continue;
+    const ValueInfo &valueInfo = info[op.getResult(0)];
+    if (valueInfo.stage != kNoStage && stageOf(valueInfo.stage) == stage &&
+        !valueInfo.perMicrobatch && !valueInfo.afterSum &&
+        !valueInfo.fromStale && failed(emitter.emit(&op, kInvariant)))
+      return failure();
+  }
+  for (ScheduleUnit unit :
+       getStageSchedule(config.schedule, stage, config.stages,
+                        config.microbatches, config.virtualStages, hasBackward))
+    if (unit.step > 0)
+      for (Operation &op : body.without_terminator()) {
+        if (!op.getNumResults())
+          continue;
+        const ValueInfo &valueInfo = info[op.getResult(0)];
+        if (valueInfo.stage != kNoStage && stageOf(valueInfo.stage) == stage &&
+            valueInfo.perMicrobatch && valueInfo.stage == unit.chunk &&
+            valueInfo.phase == Phase::Forward &&
+            failed(emitter.emit(&op, config.microbatches + unit.microbatch)))
+          return failure();
+      }
+  for (auto [value, microbatch] : carried)
+    if (failed(emitter.get(value, config.microbatches + microbatch)))
+      return failure();
+  OpBuilder end = OpBuilder::atBlockEnd(entry);
+  auto returnOp = func::ReturnOp::create(end, func.getLoc(), ValueRange());
+  // The results: the carried values, and each stale version set to the
+  // initial weights.
+  if (failed(emitter.returnCarried(prologue, carried)))
+    return failure();
+  for (BlockArgument argument : taken) {
+    BlockArgument newest = newestOf.lookup(argument);
+    if (!newest)
+      continue;
+    Value initial = emitter.arguments.lookup(newest);
+    if (!initial)
+      return emitError(argument.getLoc(), "internal error: stage ")
+             << stage << " lacks the newest version of a stale weight";
+    unsigned position = prologue.getNumResults();
+    returnOp->insertOperands(returnOp->getNumOperands(), {initial});
+    if (failed(prologue.insertResult(
+            position, initial.getType(),
+            DictionaryAttr::get(
+                func.getContext(),
+                {NamedAttribute(ParcDialect::kNameAttrName,
+                                func.getArgAttr(argument.getArgNumber(),
+                                                ParcDialect::kNameAttrName)),
+                 NamedAttribute(dist::DistDialect::kShardingAttrName,
+                                prologue.getArgAttr(
+                                    cast<BlockArgument>(initial).getArgNumber(),
+                                    dist::DistDialect::kShardingAttrName))}))))
+      return failure();
+  }
+  // What the warm-up does not need (the step's other invariants, unread
+  // arguments) goes.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  llvm::BitVector unused(prologue.getNumArguments());
+  for (BlockArgument argument : prologue.getArguments())
+    if (argument.use_empty())
+      unused.set(argument.getArgNumber());
+  if (failed(prologue.eraseArguments(unused)))
+    return failure();
+  prologue->setAttr(kPrologueOfAttrName,
+                    FlatSymbolRefAttr::get(stageFunc.getSymNameAttr()));
+  return prologue;
 }
 
 /// Runs every stage's sends and receives with buffered sends; the first
@@ -884,19 +1268,28 @@ FailureOr<SmallVector<func::FuncOp>> PipelinePartitioner::run() {
   computeNeeds();
   if (failed(assignChannels()))
     return failure();
-  SmallVector<func::FuncOp> stages;
+  SmallVector<func::FuncOp> stages, prologues;
+  auto eraseBuilt = [&] {
+    ModuleOp module = func->getParentOfType<ModuleOp>();
+    for (auto built : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (built->hasAttr(kPrologueOfAttrName) ||
+          llvm::is_contained(stages, built))
+        built.erase();
+  };
   for (int64_t stage = 0; stage < config.stages; ++stage) {
     FailureOr<func::FuncOp> stageFunc = emitStage(stage);
     if (failed(stageFunc)) {
-      for (func::FuncOp built : stages)
-        built.erase();
+      eraseBuilt();
       return failure();
     }
     stages.push_back(*stageFunc);
+    if (func::FuncOp prologue = getPrologue(*stageFunc))
+      prologues.push_back(prologue);
   }
-  if (failed(checkDeadlockFree(stages))) {
-    for (func::FuncOp built : stages)
-      built.erase();
+  // A step's messages, and the prologues', are matched within it.
+  if (failed(checkDeadlockFree(stages)) ||
+      (!prologues.empty() && failed(checkDeadlockFree(prologues)))) {
+    eraseBuilt();
     return failure();
   }
   return stages;
@@ -930,18 +1323,14 @@ static FailureOr<PipelineConfig> readConfig(func::FuncOp func,
            << microbatchAxis.getValue() << "' of size "
            << config.microbatches;
   config.stages = *stages;
-  if (schedule.getValue() == "gpipe")
-    config.schedule = PipelineSchedule::GPipe;
-  else if (schedule.getValue() == "1f1b")
-    config.schedule = PipelineSchedule::OneFOneB;
-  else if (schedule.getValue() == "interleaved-1f1b")
-    config.schedule = PipelineSchedule::Interleaved1F1B;
-  else if (schedule.getValue() == "zb-h1")
-    config.schedule = PipelineSchedule::ZeroBubbleH1;
-  else
+  std::optional<PipelineSchedule> parsed =
+      parsePipelineScheduleName(schedule.getValue());
+  if (!parsed)
     return func.emitError("pipeline schedule '")
            << schedule.getValue()
-           << "' is not built (gpipe, 1f1b, interleaved-1f1b, zb-h1)";
+           << "' is not built (gpipe, 1f1b, interleaved-1f1b, zb-h1, "
+              "pipedream-2bw)";
+  config.schedule = *parsed;
   if (auto virtualStages = attr.getAs<IntegerAttr>("virtual_stages"))
     config.virtualStages = virtualStages.getInt();
   if ((config.virtualStages > 1) !=

@@ -33,6 +33,21 @@ mlir::parc::getStageSchedule(PipelineSchedule schedule, int64_t stage,
       units.push_back(unit(k, false));
     return units;
   }
+  if (schedule == PipelineSchedule::PipeDream2BW) {
+    int64_t warmup = std::min(stages - stage - 1, microbatches);
+    for (int64_t k = 0; k < warmup; ++k)
+      units.push_back({ScheduleUnit::Forward, k, stage, /*step=*/-1});
+    for (int64_t j = 0; j < microbatches - warmup; ++j) {
+      units.push_back({ScheduleUnit::Forward, warmup + j, stage});
+      units.push_back({ScheduleUnit::Backward, j, stage});
+    }
+    for (int64_t k = 0; k < warmup; ++k) {
+      units.push_back({ScheduleUnit::Forward, k, stage, /*step=*/1});
+      units.push_back(
+          {ScheduleUnit::Backward, microbatches - warmup + k, stage});
+    }
+    return units;
+  }
   // GPipe warms up with every unit; 1F1B with as many micro-batches as
   // there are stages after this one, so the last stage alternates from the
   // start; interleaving adds the other chunks of the first group.
@@ -90,14 +105,11 @@ SmallVector<ScheduleUnit> mlir::parc::getStageSchedule(func::FuncOp stageFunc) {
   stageFunc.walk([&](Operation *op) {
     hasBackward |= op->hasAttr(kPhaseAttrName) && getPhase(op) != Phase::Forward;
   });
-  return getStageSchedule(
-      schedule.getValue() == "gpipe" ? PipelineSchedule::GPipe
-      : schedule.getValue() == "interleaved-1f1b"
-          ? PipelineSchedule::Interleaved1F1B
-      : schedule.getValue() == "zb-h1" ? PipelineSchedule::ZeroBubbleH1
-                                       : PipelineSchedule::OneFOneB,
-      stage.getInt(), *stages, microbatches.getInt(),
-      virtualStages ? virtualStages.getInt() : 1, hasBackward);
+  return getStageSchedule(parsePipelineScheduleName(schedule.getValue())
+                              .value_or(PipelineSchedule::OneFOneB),
+                          stage.getInt(), *stages, microbatches.getInt(),
+                          virtualStages ? virtualStages.getInt() : 1,
+                          hasBackward);
 }
 
 int64_t mlir::parc::getMaxInFlight(ArrayRef<ScheduleUnit> units) {

@@ -19,14 +19,14 @@ func.func @no_name(%w: tensor<4xf32> {parc.role = "param"}) {
 
 // -----
 
-// expected-error @+1 {{argument #0 of 'no_role' needs a string attribute 'parc.role' (param, input, label or optstate)}}
+// expected-error @+1 {{argument #0 of 'no_role' needs a string attribute 'parc.role' (param, input, label, optstate or carry)}}
 func.func @no_role(%w: tensor<4xf32> {parc.name = "w"}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument #0 of 'bad_role' has unknown role 'weight'; expected param, input, label or optstate}}
+// expected-error @+1 {{argument #0 of 'bad_role' has unknown role 'weight'; expected param, input, label, optstate or carry}}
 func.func @bad_role(%w: tensor<4xf32> {parc.role = "weight", parc.name = "w"}) {
   return
 }

@@ -211,13 +211,11 @@ static LogicalResult parseChoice(StringRef flag, StringRef text,
         return failure();
       }
     } else if (key == "schedule") {
-      std::optional<PipelineSchedule> schedule;
-      for (PipelineSchedule candidate :
-           {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB,
-            PipelineSchedule::Interleaved1F1B, PipelineSchedule::ZeroBubbleH1})
-        if (getPipelineScheduleName(candidate) == value)
-          schedule = candidate;
-      if (!schedule) {
+      // PipeDream-2BW changes what is trained (stale gradients): a
+      // planner never picks it, and does not price it.
+      std::optional<PipelineSchedule> schedule =
+          parsePipelineScheduleName(value);
+      if (!schedule || *schedule == PipelineSchedule::PipeDream2BW) {
         fail("--" + flag +
              " schedule must be gpipe, 1f1b, interleaved-1f1b or zb-h1");
         return failure();

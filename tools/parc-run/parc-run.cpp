@@ -53,6 +53,12 @@ static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the deterministic "
 static cl::opt<std::string> outFile(
     "out", cl::desc("Write the results to this safetensors file"),
     cl::cat(category));
+static cl::opt<std::string> weightsOut(
+    "weights-out",
+    cl::desc("Write the parameters and optimizer state as they enter the "
+             "first step (initialized, or read from --weights) to this "
+             "safetensors file"),
+    cl::cat(category));
 static cl::opt<std::string> funcName(
     "func", cl::desc("Function to run (default: @forward, or the only one)"),
     cl::cat(category));
@@ -137,15 +143,22 @@ static void printResult(StringRef name, Type type,
 /// `arguments` are the global arguments of all functions by name (index:
 /// position in the list), `resultNames` their results, each taken from the
 /// first function that returns it.
+/// An asynchronous pipeline also has a prologue per stage, which sets the
+/// stage's `carry` arguments: rank-local state, never sliced or assembled.
 struct SimulatedProgram {
   SmallVector<func::FuncOp> functions;
+  SmallVector<func::FuncOp> prologues;
   std::string stageAxis;
   SmallVector<ModelArgument> arguments;
-  /// Per function, the position in `arguments` of each of its arguments.
-  SmallVector<SmallVector<unsigned>> argumentPositions;
+  /// The position in `arguments` of each argument name.
+  llvm::StringMap<unsigned> positionOf;
+  llvm::StringSet<> carryNames;
   SmallVector<std::string> resultNames;
   SmallVector<Type> resultTypes;
 };
+
+/// Each rank's `carry` tensors by name.
+using CarryState = SmallVector<llvm::StringMap<interp::Tensor>>;
 
 static dist::ShardingAttr shardingOf(DictionaryAttr attrs) {
   return attrs ? attrs.getAs<dist::ShardingAttr>(
@@ -157,13 +170,15 @@ static dist::ShardingAttr shardingOf(DictionaryAttr attrs) {
 static LogicalResult describeProgram(SimulatedProgram &program,
                                      const interp::MeshLayout *mesh) {
   llvm::StringSet<> seenResults;
-  llvm::StringMap<unsigned> positionOf;
   for (func::FuncOp func : program.functions) {
     FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
     if (failed(arguments))
       return failure();
-    SmallVector<unsigned> &positions = program.argumentPositions.emplace_back();
     for (ModelArgument &argument : *arguments) {
+      if (argument.role == ArgumentRole::Carry) {
+        program.carryNames.insert(argument.name);
+        continue;
+      }
       if (mesh) {
         auto sharding = func.getArgAttrOfType<dist::ShardingAttr>(
             argument.index, dist::DistDialect::kShardingAttrName);
@@ -183,9 +198,8 @@ static LogicalResult describeProgram(SimulatedProgram &program,
             interp::getGlobalShape(argument.type.getShape(), sharding, *mesh),
             argument.type.getElementType());
       }
-      auto [it, inserted] =
-          positionOf.try_emplace(argument.name, program.arguments.size());
-      positions.push_back(it->second);
+      auto [it, inserted] = program.positionOf.try_emplace(
+          argument.name, program.arguments.size());
       if (!inserted)
         continue;
       argument.index = program.arguments.size();
@@ -193,7 +207,8 @@ static LogicalResult describeProgram(SimulatedProgram &program,
     }
     for (auto [name, type] :
          llvm::zip_equal(getResultNames(func), func.getResultTypes()))
-      if (seenResults.insert(name).second) {
+      if (!program.carryNames.contains(name) &&
+          seenResults.insert(name).second) {
         program.resultNames.push_back(name);
         program.resultTypes.push_back(type);
       }
@@ -201,37 +216,53 @@ static LogicalResult describeProgram(SimulatedProgram &program,
   return success();
 }
 
-/// Slices the global arguments for every rank, runs all ranks and
-/// assembles each global result from the parts of the ranks that return it.
+/// Runs `functions` (one per stage) on every rank of `mesh`: slices the
+/// global arguments for every rank (`carry` ones come from that rank's
+/// `carry` state, which their results then update) and assembles each global
+/// result from the parts of the ranks that return it.
 static FailureOr<SmallVector<interp::Tensor>>
-runOnMesh(const SimulatedProgram &program, const interp::MeshLayout &mesh,
-          ArrayRef<interp::Tensor> globals, interp::Precision mode) {
+runOnMesh(const SimulatedProgram &program, ArrayRef<func::FuncOp> functions,
+          const interp::MeshLayout &mesh, ArrayRef<interp::Tensor> globals,
+          CarryState &carry, interp::Precision mode) {
   auto stageOf = [&](int64_t rank) -> size_t {
-    return program.functions.size() == 1
-               ? 0
-               : mesh.getCoordinate(rank, program.stageAxis);
+    return functions.size() == 1 ? 0
+                                 : mesh.getCoordinate(rank, program.stageAxis);
   };
   SmallVector<func::FuncOp> rankFunctions;
   SmallVector<SmallVector<interp::Tensor>> rankArguments(mesh.getNumRanks());
   for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank) {
-    size_t stage = stageOf(rank);
-    func::FuncOp func = program.functions[stage];
+    func::FuncOp func = functions[stageOf(rank)];
     rankFunctions.push_back(func);
-    for (auto [index, position] :
-         llvm::enumerate(program.argumentPositions[stage]))
+    for (auto [index, argument] : llvm::enumerate(func.getArguments())) {
+      auto name =
+          func.getArgAttrOfType<StringAttr>(index, ParcDialect::kNameAttrName);
+      if (program.carryNames.contains(name.getValue())) {
+        auto type = cast<RankedTensorType>(argument.getType());
+        auto it = carry[rank].find(name.getValue());
+        rankArguments[rank].push_back(it != carry[rank].end()
+                                          ? it->second
+                                          : interp::Tensor(type.getShape()));
+        continue;
+      }
       rankArguments[rank].push_back(interp::sliceForRank(
-          globals[position], shardingOf(func.getArgAttrDict(index)), mesh,
-          rank));
+          globals[program.positionOf.lookup(name.getValue())],
+          shardingOf(func.getArgAttrDict(index)), mesh, rank));
+    }
   }
   FailureOr<SmallVector<SmallVector<interp::Tensor>>> rankResults =
       interp::evaluateRanks(rankFunctions, mesh, rankArguments, mode);
   if (failed(rankResults))
     return failure();
+  for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank)
+    for (auto [index, name] :
+         llvm::enumerate(getResultNames(rankFunctions[rank])))
+      if (program.carryNames.contains(name))
+        carry[rank][name] = (*rankResults)[rank][index];
   SmallVector<interp::Tensor> results;
   for (const std::string &name : program.resultNames) {
     // The first function (stage) that returns it; every rank of another
     // stage stands in with its peer on that stage.
-    for (auto [stage, stageFunc] : llvm::enumerate(program.functions)) {
+    for (auto [stage, stageFunc] : llvm::enumerate(functions)) {
       func::FuncOp func = stageFunc;
       SmallVector<std::string> names = getResultNames(func);
       auto found = llvm::find(names, name);
@@ -244,10 +275,10 @@ runOnMesh(const SimulatedProgram &program, const interp::MeshLayout &mesh,
                                 << " has no dist.sharding";
       SmallVector<interp::Tensor> parts;
       for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank) {
-        int64_t owner = program.functions.size() == 1
-                            ? rank
-                            : mesh.getRankWithCoordinate(
-                                  rank, program.stageAxis, stage);
+        int64_t owner =
+            functions.size() == 1
+                ? rank
+                : mesh.getRankWithCoordinate(rank, program.stageAxis, stage);
         parts.push_back((*rankResults)[owner][index]);
       }
       results.push_back(interp::assembleFromRanks(parts, sharding, mesh));
@@ -292,6 +323,9 @@ int main(int argc, char **argv) {
   if (failed(stages))
     return 1;
   program.functions = std::move(*stages);
+  for (func::FuncOp stage : program.functions)
+    if (func::FuncOp prologue = getPrologue(stage))
+      program.prologues.push_back(prologue);
   if (program.functions.empty() || funcName.getNumOccurrences()) {
     func::FuncOp func = findModelFunction(*module, funcName);
     if (!func)
@@ -353,6 +387,22 @@ int main(int argc, char **argv) {
   if (!values)
     return fail(llvm::toString(values.takeError()));
 
+  if (!weightsOut.empty()) {
+    SmallVector<std::string> stateNames;
+    SmallVector<interp::Tensor> state;
+    SmallVector<Type> stateTypes;
+    for (const ModelArgument &argument : *arguments)
+      if (argument.role == ArgumentRole::Param ||
+          argument.role == ArgumentRole::OptState) {
+        stateNames.push_back(argument.name);
+        state.push_back((*values)[argument.index]);
+        stateTypes.push_back(argument.type.getElementType());
+      }
+    if (llvm::Error error =
+            interp::writeTensorFile(weightsOut, stateNames, state, stateTypes))
+      return fail(llvm::toString(std::move(error)));
+  }
+
   interp::Precision mode =
       precision == "f64" ? interp::Precision::F64 : interp::Precision::F32;
   SmallVector<std::string> &names = program.resultNames;
@@ -367,8 +417,18 @@ int main(int argc, char **argv) {
                             : std::nullopt);
   }
   FailureOr<SmallVector<interp::Tensor>> results;
+  CarryState carry(mesh ? mesh->getNumRanks() : 0);
+  // An asynchronous pipeline's prologue runs once, setting the carry state.
+  if (mesh && !program.prologues.empty()) {
+    if (program.prologues.size() != program.functions.size())
+      return fail("an asynchronous pipeline needs a prologue for every stage");
+    if (failed(
+            runOnMesh(program, program.prologues, *mesh, *values, carry, mode)))
+      return 1;
+  }
   for (unsigned step = 1; step <= steps; ++step) {
-    results = mesh ? runOnMesh(program, *mesh, *values, mode)
+    results = mesh ? runOnMesh(program, program.functions, *mesh, *values,
+                               carry, mode)
                    : interp::evaluateFunction(func, *values, mode);
     if (failed(results))
       return 1;

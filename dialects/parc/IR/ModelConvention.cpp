@@ -21,6 +21,8 @@ StringRef mlir::parc::stringifyArgumentRole(ArgumentRole role) {
     return "label";
   case ArgumentRole::OptState:
     return "optstate";
+  case ArgumentRole::Carry:
+    return "carry";
   }
   llvm_unreachable("unknown argument role");
 }
@@ -31,6 +33,7 @@ static std::optional<ArgumentRole> symbolizeArgumentRole(StringRef role) {
       .Case("input", ArgumentRole::Input)
       .Case("label", ArgumentRole::Label)
       .Case("optstate", ArgumentRole::OptState)
+      .Case("carry", ArgumentRole::Carry)
       .Default(std::nullopt);
 }
 
@@ -106,12 +109,12 @@ mlir::parc::readModelArguments(func::FuncOp func) {
     if (!role)
       return diag() << "needs a string attribute '"
                     << ParcDialect::kRoleAttrName
-                    << "' (param, input, label or optstate)";
+                    << "' (param, input, label, optstate or carry)";
     std::optional<ArgumentRole> parsedRole =
         symbolizeArgumentRole(role.getValue());
     if (!parsedRole)
       return diag() << "has unknown role '" << role.getValue()
-                    << "'; expected param, input, label or optstate";
+                    << "'; expected param, input, label, optstate or carry";
     auto name =
         func.getArgAttrOfType<StringAttr>(index, ParcDialect::kNameAttrName);
     if (!name || name.getValue().empty())
@@ -233,6 +236,17 @@ void mlir::parc::tagUntaggedOps(func::FuncOp func, Phase phase) {
   for (Operation &op : func.getBody().front().without_terminator())
     if (!op.hasAttr(kPhaseAttrName))
       setPhase(&op, phase);
+}
+
+func::FuncOp mlir::parc::getPrologue(func::FuncOp stageFunc) {
+  auto module = stageFunc->getParentOfType<ModuleOp>();
+  if (!module)
+    return nullptr;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto of = func->getAttrOfType<FlatSymbolRefAttr>(kPrologueOfAttrName))
+      if (of.getValue() == stageFunc.getSymName())
+        return func;
+  return nullptr;
 }
 
 FailureOr<SmallVector<func::FuncOp>>

@@ -24,8 +24,11 @@
 namespace mlir::parc {
 
 /// `optstate` arguments hold optimizer state (moments, step count): they
-/// persist across steps like parameters and travel in checkpoints.
-enum class ArgumentRole { Param, Input, Label, OptState };
+/// persist across steps like parameters and travel in checkpoints. `carry`
+/// arguments are state a pipeline's own prologue sets and each step passes
+/// to the next on the same rank (PipeDream-2BW's stale weights and
+/// activations in flight across steps): never loaded, gathered or written.
+enum class ArgumentRole { Param, Input, Label, OptState, Carry };
 
 StringRef stringifyArgumentRole(ArgumentRole role);
 
@@ -88,6 +91,14 @@ constexpr StringLiteral kStageAttrName = "dist.stage";
 /// The stage functions of `module` in stage order; empty when it is not
 /// pipelined. Fails with a diagnostic unless they are numbered 0, 1, ...
 FailureOr<SmallVector<func::FuncOp>> getStageFunctions(ModuleOp module);
+
+/// An asynchronous pipeline (PipeDream-2BW) runs a prologue once before
+/// the first step of each stage: a function marked with the stage
+/// function it precedes, whose results set that function's `carry`
+/// arguments of the same names.
+constexpr StringLiteral kPrologueOfAttrName = "dist.prologue_of";
+/// The prologue of `stageFunc`, or null when it has none.
+func::FuncOp getPrologue(func::FuncOp stageFunc);
 
 /// The name of each result: its `parc.name`, else `result<N>`.
 SmallVector<std::string> getResultNames(func::FuncOp func);

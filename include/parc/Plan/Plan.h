@@ -60,9 +60,19 @@ struct NamedSharding {
   json::Location location;
 };
 
-enum class PipelineSchedule { GPipe, OneFOneB, Interleaved1F1B, ZeroBubbleH1 };
-/// "gpipe", "1f1b", "interleaved-1f1b", "zb-h1".
+/// PipeDream2BW is asynchronous (no flush between steps, one-step-stale
+/// gradients); the others are synchronous.
+enum class PipelineSchedule {
+  GPipe,
+  OneFOneB,
+  Interleaved1F1B,
+  ZeroBubbleH1,
+  PipeDream2BW
+};
+/// "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "pipedream-2bw".
 llvm::StringRef getPipelineScheduleName(PipelineSchedule schedule);
+/// The schedule spelled `name`, if any.
+std::optional<PipelineSchedule> parsePipelineScheduleName(llvm::StringRef name);
 
 struct PipelinePlan {
   /// The mesh axis whose ranks are the stages.

@@ -34,6 +34,12 @@ struct ScheduleUnit {
   Kind kind;
   int64_t microbatch;
   int64_t chunk;
+  /// The train step whose micro-batch this is, relative to the one the
+  /// unit's step function runs: PipeDream-2BW's stages run the first
+  /// forwards of the next step's micro-batches (+1) in place of the
+  /// cooldown, and so start a step with forwards that ran in the previous
+  /// one (-1). Synchronous schedules have 0 only.
+  int64_t step = 0;
 };
 
 /// The units stage `stage` of `stages` runs, in order. GPipe runs every
@@ -46,8 +52,12 @@ struct ScheduleUnit {
 /// 1) stages forwards and alternates after that. ZB-H1 (Qi et al., ICLR'24)
 /// is 1F1B whose first `stage` backwards compute only input gradients:
 /// their weight gradients run at the end, in 1F1B's cooldown bubble, with
-/// 1F1B's memory. Without a backward (a forward-only model) every schedule
-/// runs the forwards in order.
+/// 1F1B's memory. PipeDream-2BW (Narayanan et al., ICML'21) is 1F1B without
+/// the flush: the warm-up forwards of stage s (min(stages - s - 1,
+/// microbatches) of them) ran in the previous step (step -1), and the
+/// cooldown alternates the next step's warm-up forwards (step +1) with the
+/// last backwards. Without a backward (a forward-only model) every
+/// schedule runs the forwards in order.
 SmallVector<ScheduleUnit> getStageSchedule(PipelineSchedule schedule,
                                            int64_t stage, int64_t stages,
                                            int64_t microbatches,
