@@ -42,10 +42,13 @@ static std::optional<int64_t> dtypeCode(Type type) {
 
 namespace {
 
+/// Lowers one function to `<symbols>_json` and `<symbols>_step`.
 class RuntimeLowering {
 public:
-  RuntimeLowering(ModuleOp module, func::FuncOp func, dist::MeshOp mesh)
-      : module(module), func(func), mesh(mesh), builder(module.getContext()),
+  RuntimeLowering(ModuleOp module, func::FuncOp func, dist::MeshOp mesh,
+                  StringRef symbols)
+      : module(module), func(func), mesh(mesh), symbols(symbols),
+        builder(module.getContext()),
         pointer(LLVM::LLVMPointerType::get(module.getContext())) {}
 
   LogicalResult run();
@@ -61,6 +64,7 @@ private:
   ModuleOp module;
   func::FuncOp func;
   dist::MeshOp mesh;
+  std::string symbols;
   OpBuilder builder;
   Type pointer;
   OpBuilder::InsertPoint globalsPoint;
@@ -91,7 +95,8 @@ Value RuntimeLowering::constantArray(Location loc, StringRef prefix,
   auto shape = RankedTensorType::get({size}, element);
   Attribute value = ints.empty() ? DenseElementsAttr::get(shape, floats)
                                  : DenseElementsAttr::get(shape, ints);
-  std::string name = ("__parc_" + prefix + std::to_string(numGlobals++)).str();
+  std::string name =
+      ("__" + symbols + "_" + prefix + std::to_string(numGlobals++)).str();
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(module.getBody());
@@ -137,13 +142,13 @@ LogicalResult RuntimeLowering::run() {
   LLVM::GlobalOp::create(
       builder, loc,
       LLVM::LLVMArrayType::get(IntegerType::get(context, 8), json.size()),
-      /*isConstant=*/true, LLVM::Linkage::External, "parc_program_json",
+      /*isConstant=*/true, LLVM::Linkage::External, symbols + "_json",
       builder.getStringAttr(json));
 
   auto stepType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
                                               {pointer});
-  auto step = LLVM::LLVMFuncOp::create(builder, loc, "parc_program_step",
-                                       stepType);
+  auto step =
+      LLVM::LLVMFuncOp::create(builder, loc, symbols + "_step", stepType);
   Block *entry = step.addEntryBlock(builder);
   builder.setInsertionPointToStart(entry);
   Value runtimeContext = entry->getArgument(0);
@@ -171,11 +176,6 @@ LogicalResult RuntimeLowering::run() {
                                     floatArgs});
   }
   LLVM::ReturnOp::create(builder, loc, ValueRange());
-
-  // Only the LLVM dialect form remains.
-  for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
-    if (isa<func::FuncOp, dist::MeshOp>(op))
-      op.erase();
   return success();
 }
 
@@ -201,8 +201,18 @@ struct LowerToRuntimePass
       func.emitError("is sharded but not partitioned; run --parc-partition");
       return signalPassFailure();
     }
-    if (failed(RuntimeLowering(module, func, mesh).run()))
-      signalPassFailure();
+    // A stage of an asynchronous pipeline carries its prologue, which the
+    // runtime runs once before the first step.
+    func::FuncOp prologue = getPrologue(func);
+    if (failed(RuntimeLowering(module, func, mesh, "parc_program").run()) ||
+        (prologue &&
+         failed(
+             RuntimeLowering(module, prologue, mesh, "parc_prologue").run())))
+      return signalPassFailure();
+    // Only the LLVM dialect form remains.
+    for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
+      if (isa<func::FuncOp, dist::MeshOp>(op))
+        op.erase();
   }
 };
 } // namespace

@@ -481,9 +481,10 @@ void PipelinePartitioner::computeNeeds() {
       }
     }
   };
-  // Arguments first: a result named like an argument is returned by every
-  // stage that takes the argument.
-  walk();
+  // A result named like an argument is returned by every stage that takes
+  // the argument, so that each stage's executable feeds its own next step.
+  // Returning a value can make another stage take an argument (PipeDream-2BW
+  // returns the newest weights as the stale ones): to a fixed point.
   llvm::StringMap<BlockArgument> argumentsByName;
   for (BlockArgument argument : body.getArguments())
     if (auto name = func.getArgAttrOfType<StringAttr>(
@@ -491,24 +492,29 @@ void PipelinePartitioner::computeNeeds() {
       argumentsByName[name.getValue()] = argument;
   Operation *terminator = body.getTerminator();
   SmallVector<std::string> names = getResultNames(func);
-  resultStages.clear();
-  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
-    llvm::BitVector where(stages);
-    auto argument = argumentsByName.find(names[index]);
-    if (argument != argumentsByName.end() && needs.count(argument->second))
-      where = needs.lookup(argument->second);
-    if (where.none()) {
-      int64_t stage = info[value].stage;
-      where.set(stage == kNoStage ? 0 : stageOf(stage));
-    }
-    resultStages.push_back(where);
-  }
-  needs.clear();
-  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
-    auto [it, inserted] = needs.try_emplace(value, stages);
-    it->second |= resultStages[index];
-  }
+  resultStages.assign(terminator->getNumOperands(), llvm::BitVector(stages));
   walk();
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+      llvm::BitVector where = resultStages[index];
+      auto argument = argumentsByName.find(names[index]);
+      if (argument != argumentsByName.end() && needs.count(argument->second))
+        where |= needs.lookup(argument->second);
+      if (where.none()) {
+        int64_t stage = info[value].stage;
+        where.set(stage == kNoStage ? 0 : stageOf(stage));
+      }
+      changed |= where != resultStages[index];
+      resultStages[index] = where;
+    }
+    needs.clear();
+    for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+      auto [it, inserted] = needs.try_emplace(value, stages);
+      it->second |= resultStages[index];
+    }
+    walk();
+  }
 }
 
 LogicalResult PipelinePartitioner::assignChannels() {

@@ -70,12 +70,33 @@ static TensorRef localRef(const BoundaryTensor &tensor, uint8_t *arena) {
 void parcrt::applyFeedback(const Program &program,
                            const std::vector<Feedback> &feedback,
                            Backend &backend, uint8_t *arena) {
-  for (const Feedback &pair : feedback) {
-    const BoundaryTensor &result = program.results[pair.result];
-    const ProgramArgument &argument = program.arguments[pair.argument];
-    if (result.offset == argument.offset)
-      continue; // updated in place
+  std::vector<const Feedback *> pending;
+  for (const Feedback &pair : feedback)
+    if (program.results[pair.result].offset !=
+        program.arguments[pair.argument].offset) // else updated in place
+      pending.push_back(&pair);
+  auto overlaps = [&](const BoundaryTensor &a, const BoundaryTensor &b) {
+    int64_t aEnd = a.offset + a.localElements() * dtypeBytes(a.dtype);
+    int64_t bEnd = b.offset + b.localElements() * dtypeBytes(b.dtype);
+    return a.offset < bEnd && b.offset < aEnd;
+  };
+  // A copy may run once no other pending copy still reads its target.
+  // Results are written by the step and arguments only here, so a cycle
+  // (two arguments swapped) cannot arise.
+  while (!pending.empty()) {
+    auto ready = std::find_if(pending.begin(), pending.end(), [&](auto *pair) {
+      const ProgramArgument &target = program.arguments[pair->argument];
+      return std::none_of(pending.begin(), pending.end(), [&](auto *other) {
+        return other != pair &&
+               overlaps(program.results[other->result], target);
+      });
+    });
+    if (ready == pending.end())
+      ready = pending.begin();
+    const BoundaryTensor &result = program.results[(*ready)->result];
+    const ProgramArgument &argument = program.arguments[(*ready)->argument];
     TensorRef refs[2] = {localRef(result, arena), localRef(argument, arena)};
     backend.copy(refs);
+    pending.erase(ready);
   }
 }

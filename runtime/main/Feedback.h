@@ -39,7 +39,9 @@ bool feedsBack(const std::vector<Feedback> &feedback, size_t index);
 
 /// Copies every fed-back result's local block in `arena` over its
 /// argument's, with `backend.copy` (queued like an op on an asynchronous
-/// backend).
+/// backend), as one parallel assignment: a result that is itself an
+/// argument whose block another result overwrites (PipeDream-2BW returns
+/// this step's parameters as the next step's stale ones) is copied first.
 void applyFeedback(const Program &program,
                    const std::vector<Feedback> &feedback, Backend &backend,
                    uint8_t *arena);

@@ -15,6 +15,7 @@
 #include "main/Feedback.h"
 #include "main/Options.h"
 #include "main/Program.h"
+#include "main/Prologue.h"
 #include "main/ResultGather.h"
 #include "main/TraceFile.h"
 #include "parcrt/Values.h"
@@ -70,14 +71,15 @@ bool loadArguments(const Program &program, const MeshInfo &mesh,
                    uint64_t seed, Backend &backend, uint8_t *arena,
                    std::string *error) {
   for (const ProgramArgument &argument : program.arguments) {
-    const TensorFile &file =
-        argument.role == ArgumentRole::Param ||
-                argument.role == ArgumentRole::OptState
-            ? weights
-            : inputs;
+    // Carry state starts as its init (zeros) until the prologue sets it.
+    const TensorFile *file = argument.role == ArgumentRole::Param ||
+                                     argument.role == ArgumentRole::OptState
+                                 ? &weights
+                             : argument.role == ArgumentRole::Carry ? nullptr
+                                                                    : &inputs;
     std::vector<double> values;
-    if (!argumentValues(argument, mesh, file.reader ? &file : nullptr, seed,
-                        values, error))
+    if (!argumentValues(argument, mesh, file && file->reader ? file : nullptr,
+                        seed, values, error))
       return false;
     std::vector<uint8_t> bytes(values.size() * dtypeBytes(argument.dtype));
     encodeValues(values, argument.dtype, bytes.data());
@@ -288,12 +290,40 @@ int run(int argc, char **argv, int rank, int size) {
     allAxes.push_back(static_cast<int>(axis));
   parcrt_context context{backend.get(), arena, mesh, &watchdog,
                          tracer ? &*tracer : nullptr};
+  // A stage of an asynchronous pipeline sets its carry state first (not
+  // traced: the trace is of steps).
+  if (parc_prologue_json && parc_prologue_step) {
+    bool restartable = !options.resume && options.checkpointEvery == 0;
+    std::optional<Program> prologue;
+    if (restartable)
+      prologue = loadPrologue(parc_prologue_json, *program, &error);
+    std::string why =
+        restartable
+            ? "rank " + std::to_string(rank) + ": " + error
+            : "--checkpoint and --resume do not work with PipeDream-2BW yet: "
+              "its carry state (the stale weights and the activations "
+              "between steps) is not in checkpoints";
+    bool ran = prologue.has_value();
+    if (ran) {
+      parcrt_context untraced = context;
+      untraced.tracer = nullptr;
+      ran = runPrologue(*prologue, parc_prologue_step, *program, untraced,
+                        &error);
+      why = "rank " + std::to_string(rank) + ": " + error;
+    }
+    if (!allSucceeded(ran, why, rank, size)) {
+      backend->release(arena);
+      return 1;
+    }
+  }
   // Step times exclude the per-step printing; the first step warms caches
   // and communicators and is left out of the mean when there are others.
   double measuredSeconds = 0;
   // Scalars that feed back (a step counter) are state, not metrics.
   std::vector<size_t> metrics, allResults;
   for (size_t i = 0; i < program->results.size(); ++i) {
+    if (program->isCarryResult(i))
+      continue;
     allResults.push_back(i);
     if (program->results[i].globalShape.empty() && !feedsBack(feedback, i))
       metrics.push_back(i);

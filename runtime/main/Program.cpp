@@ -23,6 +23,14 @@ int64_t BoundaryTensor::globalElements() const { return product(globalShape); }
 
 int64_t Program::numRanks() const { return product(axisSizes); }
 
+bool Program::isCarryResult(size_t index) const {
+  return std::any_of(arguments.begin(), arguments.end(),
+                     [&](const ProgramArgument &argument) {
+                       return argument.role == ArgumentRole::Carry &&
+                              argument.name == results[index].name;
+                     });
+}
+
 std::string Program::meshDescription() const {
   std::string text;
   for (size_t axis = 0; axis < axisNames.size(); ++axis)
@@ -218,8 +226,11 @@ static void readArgument(FieldReader &reader, const json &entry,
       argument.role = ArgumentRole::Label;
     else if (name == "optstate")
       argument.role = ArgumentRole::OptState;
+    else if (name == "carry")
+      argument.role = ArgumentRole::Carry;
     else
-      reader.fail(path + ".role", "expected input, param, label or optstate");
+      reader.fail(path + ".role",
+                  "expected input, param, label, optstate or carry");
   }
   auto init = entry.find("init");
   if (init != entry.end() && !init->is_null()) {

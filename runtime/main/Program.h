@@ -36,8 +36,9 @@ struct BoundaryTensor {
 };
 
 /// Params and optimizer state (optstate) come from --weights; inputs and
-/// labels from --inputs.
-enum class ArgumentRole { Input, Param, Label, OptState };
+/// labels from --inputs; carry tensors (rank-local state of an asynchronous
+/// pipeline) from the prologue.
+enum class ArgumentRole { Input, Param, Label, OptState, Carry };
 
 struct ProgramArgument : BoundaryTensor {
   ArgumentRole role = ArgumentRole::Input;
@@ -63,6 +64,10 @@ struct Program {
   std::vector<BoundaryTensor> results;
   /// Absent for an SPMD program (one executable on every rank).
   std::optional<PipelineStage> stage;
+
+  /// Whether result `index` is carry state (named like a carry argument):
+  /// fed back on its rank, never gathered or written.
+  bool isCarryResult(size_t index) const;
 
   int64_t numRanks() const;
   /// "dp=2, tp=2" ("no axes" for a single rank without a mesh).

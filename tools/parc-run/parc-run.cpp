@@ -170,6 +170,28 @@ static dist::ShardingAttr shardingOf(DictionaryAttr attrs) {
 static LogicalResult describeProgram(SimulatedProgram &program,
                                      const interp::MeshLayout *mesh) {
   llvm::StringSet<> seenResults;
+  // Each stage's executable feeds only its own next step: a stage that takes
+  // an argument the step updates must return the new value itself (the
+  // simulation passes values between steps globally and would hide it).
+  llvm::StringSet<> updated;
+  for (func::FuncOp func : program.functions)
+    for (const std::string &name : getResultNames(func))
+      updated.insert(name);
+  if (program.functions.size() > 1)
+    for (func::FuncOp func : program.functions) {
+      SmallVector<std::string> returned = getResultNames(func);
+      for (unsigned index = 0; index < func.getNumArguments(); ++index) {
+        auto name = func.getArgAttrOfType<StringAttr>(
+            index, ParcDialect::kNameAttrName);
+        if (name && updated.contains(name.getValue()) &&
+            !llvm::is_contained(returned, name.getValue().str())) {
+          func.emitError() << "takes '" << name.getValue()
+                           << "', which the step updates, but does not "
+                              "return its next value";
+          return failure();
+        }
+      }
+    }
   for (func::FuncOp func : program.functions) {
     FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
     if (failed(arguments))

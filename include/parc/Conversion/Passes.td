@@ -14,7 +14,9 @@ def LowerToRuntimePass : Pass<"parc-lower-to-runtime", "::mlir::ModuleOp"> {
     argument a constant global (descriptors from the memory plan, attributes
     from RuntimeCallOpInterface); `parc_program_json` describes the program
     (mesh, arena size, arguments and results with their shapes, shardings,
-    offsets and initialization) for the runtime's main.
+    offsets and initialization) for the runtime's main. A stage with a
+    prologue (PipeDream-2BW) also gets `parc_prologue_step` and
+    `parc_prologue_json`, lowered from the prologue with its own arena.
   }];
   let options = [
     Option<"functionName", "function", "std::string", /*default=*/"\"\"",

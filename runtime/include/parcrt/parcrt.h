@@ -52,6 +52,11 @@ typedef struct parcrt_context parcrt_context;
 /* Entry points of a generated program (defined in its object file). */
 extern const char parc_program_json[];
 void parc_program_step(parcrt_context *ctx);
+/* Run once before the first step by the stages of an asynchronous pipeline
+   (PipeDream-2BW), with an arena of their own; weak: other programs have
+   none. */
+extern const char parc_prologue_json[] __attribute__((weak));
+void parc_prologue_step(parcrt_context *ctx) __attribute__((weak));
 
 /* Every op's entry point (operands, results and attributes listed in
    Ops.def). */

@@ -81,9 +81,11 @@ TEST(ProgramTest, ReportsTheOffendingField) {
   EXPECT_NE(parseError(edited("\"offset\":512", "\"offset\":1022"))
                 .find("results[0]: bytes [1022, 1026) lie outside the arena"),
             std::string::npos);
-  EXPECT_NE(parseError(edited("\"role\":\"input\"", "\"role\":\"weight\""))
-                .find("arguments[0].role: expected input, param, label or optstate"),
-            std::string::npos);
+  EXPECT_NE(
+      parseError(edited("\"role\":\"input\"", "\"role\":\"weight\""))
+          .find("arguments[0].role: expected input, param, label, optstate or "
+                "carry"),
+      std::string::npos);
   EXPECT_NE(parseError(edited("\"dtype\":\"F32\"", "\"dtype\":\"F64\""))
                 .find("arguments[0].dtype"),
             std::string::npos);
