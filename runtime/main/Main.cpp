@@ -290,9 +290,11 @@ int run(int argc, char **argv, int rank, int size) {
     allAxes.push_back(static_cast<int>(axis));
   parcrt_context context{backend.get(), arena, mesh, &watchdog,
                          tracer ? &*tracer : nullptr};
-  // A stage of an asynchronous pipeline sets its carry state first (not
-  // traced: the trace is of steps).
-  if (parc_prologue_json && parc_prologue_step) {
+  // A stage of an asynchronous pipeline (PipeDream-2BW: no flush between
+  // steps, so no rank waits for the others at a step's end) sets its carry
+  // state first (not traced: the trace is of steps).
+  bool asynchronous = parc_prologue_json && parc_prologue_step;
+  if (asynchronous) {
     bool restartable = !options.resume && options.checkpointEvery == 0;
     std::optional<Program> prologue;
     if (restartable)
@@ -328,6 +330,40 @@ int run(int argc, char **argv, int rank, int size) {
     if (program->results[i].globalShape.empty() && !feedsBack(feedback, i))
       metrics.push_back(i);
   }
+  // Prints step `step`'s metrics (rank 0) and decides for every rank
+  // whether training stops: when one is not finite (a collective).
+  auto reportStep = [&](int64_t step) {
+    std::vector<GatheredResult> stepMetrics;
+    const GatheredResult *nonfinite = nullptr;
+    int stop = 0;
+    {
+      // Every rank takes part: one that stopped would hang the others.
+      Watched watched(&watchdog, "result gather", allAxes);
+      stepMetrics = gather.gather(metrics, *backend, arena);
+      for (const GatheredResult &metric : stepMetrics)
+        if (!nonfinite && !std::isfinite(metric.values[0]))
+          nonfinite = &metric;
+      // Only rank 0 holds the gathered values: it decides for every rank,
+      // so that all stop at the same step.
+      stop = nonfinite && !options.allowNonfinite;
+      MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    for (const GatheredResult &metric : stepMetrics)
+      std::printf("step %lld: %s = %s\n", static_cast<long long>(step),
+                  metric.name.c_str(), formatScalar(metric.values[0]).c_str());
+    if (rank == 0)
+      std::fflush(stdout);
+    // No --out (it would hold the diverged weights), no trace.
+    if (stop && rank == 0)
+      std::fprintf(stderr,
+                   "parc: the %s became %s at step %lld; stopping (pass "
+                   "--allow-nonfinite to continue)\n",
+                   nonfinite->name.c_str(),
+                   formatScalar(nonfinite->values[0]).c_str(),
+                   static_cast<long long>(step));
+    return stop != 0;
+  };
+  std::vector<std::vector<uint8_t>> deferredMetrics;
   if (tracer) {
     // The ranks' common time origin, up to the barrier's skew.
     MPI_Barrier(MPI_COMM_WORLD);
@@ -351,37 +387,23 @@ int run(int argc, char **argv, int rank, int size) {
       measuredSeconds += std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
-    std::vector<GatheredResult> stepMetrics;
-    const GatheredResult *nonfinite = nullptr;
-    int stop = 0;
-    {
-      // Every rank takes part: one that stopped would hang the others.
-      Watched watched(&watchdog, "result gather", allAxes);
-      stepMetrics = gather.gather(metrics, *backend, arena);
-      for (const GatheredResult &metric : stepMetrics)
-        if (!nonfinite && !std::isfinite(metric.values[0]))
-          nonfinite = &metric;
-      // Only rank 0 holds the gathered values: it decides for every rank,
-      // so that all stop at the same step.
-      stop = nonfinite && !options.allowNonfinite;
-      MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    }
-    for (const GatheredResult &metric : stepMetrics)
-      std::printf("step %lld: %s = %s\n", static_cast<long long>(step),
-                  metric.name.c_str(), formatScalar(metric.values[0]).c_str());
-    if (rank == 0)
-      std::fflush(stdout);
-    if (stop) {
-      // No --out (it would hold the diverged weights), no trace.
-      if (rank == 0)
-        std::fprintf(stderr,
-                     "parc: the %s became %s at step %lld; stopping (pass "
-                     "--allow-nonfinite to continue)\n",
-                     nonfinite->name.c_str(),
-                     formatScalar(nonfinite->values[0]).c_str(),
-                     static_cast<long long>(step));
-      backend->release(arena);
-      return 1;
+    if (!asynchronous) {
+      if (reportStep(step)) {
+        backend->release(arena);
+        return 1;
+      }
+    } else {
+      // Gathering would make every rank wait for the last stage's loss at
+      // the end of each step: the flush an asynchronous pipeline does not
+      // have. The metrics' blocks are kept and reported after the steps.
+      std::vector<uint8_t> &blocks = deferredMetrics.emplace_back();
+      for (size_t index : metrics) {
+        const BoundaryTensor &result = program->results[index];
+        size_t bytes = result.localElements() * dtypeBytes(result.dtype);
+        size_t at = blocks.size();
+        blocks.resize(at + bytes);
+        backend->fromArena(blocks.data() + at, arena + result.offset, bytes);
+      }
     }
     if (options.checkpointEvery && step % options.checkpointEvery == 0) {
       std::vector<GatheredResult> state;
@@ -395,6 +417,23 @@ int run(int argc, char **argv, int rank, int size) {
         backend->release(arena);
         return 1;
       }
+    }
+  }
+
+  // An asynchronous pipeline reports its steps now; a non-finite metric
+  // still stops the run before --out is written.
+  for (size_t i = 0; i < deferredMetrics.size(); ++i) {
+    size_t at = 0;
+    for (size_t index : metrics) {
+      const BoundaryTensor &result = program->results[index];
+      size_t bytes = result.localElements() * dtypeBytes(result.dtype);
+      backend->toArena(arena + result.offset, deferredMetrics[i].data() + at,
+                       bytes);
+      at += bytes;
+    }
+    if (reportStep(firstStep + static_cast<int64_t>(i))) {
+      backend->release(arena);
+      return 1;
     }
   }
 

@@ -18,7 +18,8 @@ using namespace mlir::parc;
 namespace {
 
 /// "F0 B0 ..." with the chunk after a dot when there are chunks, "b"/"w"
-/// for input- and weight-gradient halves.
+/// for input- and weight-gradient halves, and a "-" or "+" prefix for a
+/// unit of the previous or next step.
 std::string spell(ArrayRef<ScheduleUnit> units, bool chunks = false) {
   std::string text;
   for (const ScheduleUnit &unit : units) {
@@ -26,7 +27,8 @@ std::string spell(ArrayRef<ScheduleUnit> units, bool chunks = false) {
                        : unit.kind == ScheduleUnit::Backward     ? "B"
                        : unit.kind == ScheduleUnit::InputGradient ? "b"
                                                                   : "w";
-    text += (text.empty() ? "" : " ") + std::string(kind) +
+    const char *step = unit.step < 0 ? "-" : unit.step > 0 ? "+" : "";
+    text += (text.empty() ? "" : " ") + std::string(step) + kind +
             std::to_string(unit.microbatch);
     if (chunks)
       text += "." + std::to_string(unit.chunk);
@@ -86,6 +88,22 @@ TEST(PipelineSchedule, ZeroBubbleDefersTheFirstWeightGradients) {
   EXPECT_EQ(spell(middle), "F0 b0 F1 b1 F2 B2 F3 B3 w0 w1");
   // Activations go with the input gradients: as 1F1B's.
   EXPECT_EQ(getMaxInFlight(middle), 1);
+}
+
+TEST(PipelineSchedule, PipeDream2BWRunsTheNextStepsWarmUpInTheCooldown) {
+  // Stage 0 of 3 with 4 micro-batches: 1F1B's two warm-up forwards ran in
+  // the previous step; its cooldown runs the next step's, so no unit waits
+  // for a flush. The activations held are 1F1B's.
+  auto first =
+      getStageSchedule(PipelineSchedule::PipeDream2BW, 0, 3, 4, 1, true);
+  EXPECT_EQ(spell(first), "-F0 -F1 F2 B0 F3 B1 +F0 B2 +F1 B3");
+  EXPECT_EQ(getMaxInFlight(first), 3);
+  EXPECT_EQ(getMaxInFlight(first),
+            getMaxInFlight(getStageSchedule(PipelineSchedule::OneFOneB, 0, 3, 4,
+                                            1, true)));
+  auto last =
+      getStageSchedule(PipelineSchedule::PipeDream2BW, 2, 3, 4, 1, true);
+  EXPECT_EQ(spell(last), "F0 B0 F1 B1 F2 B2 F3 B3");
 }
 
 TEST(PipelineSchedule, LayersSplitEvenlyWithExtrasInTheMiddle) {
