@@ -56,8 +56,8 @@ bool parcrt::feedsBack(const std::vector<Feedback> &feedback, size_t index) {
       [&](const Feedback &pair) { return pair.result == index; });
 }
 
-/// `tensor`'s local block in `arena`.
-static TensorRef localRef(const BoundaryTensor &tensor, uint8_t *arena) {
+TensorRef parcrt::getLocalBlock(const BoundaryTensor &tensor,
+                                uint8_t *arena) {
   TensorRef ref;
   ref.data = arena + tensor.offset;
   ref.dtype = tensor.dtype;
@@ -95,7 +95,8 @@ void parcrt::applyFeedback(const Program &program,
       ready = pending.begin();
     const BoundaryTensor &result = program.results[(*ready)->result];
     const ProgramArgument &argument = program.arguments[(*ready)->argument];
-    TensorRef refs[2] = {localRef(result, arena), localRef(argument, arena)};
+    TensorRef refs[2] = {getLocalBlock(result, arena),
+                         getLocalBlock(argument, arena)};
     backend.copy(refs);
     pending.erase(ready);
   }

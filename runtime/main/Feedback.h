@@ -34,6 +34,9 @@ struct Feedback {
 bool findFeedback(const Program &program, std::vector<Feedback> &feedback,
                   std::string *error);
 
+/// `tensor`'s local block in `arena`.
+TensorRef getLocalBlock(const BoundaryTensor &tensor, uint8_t *arena);
+
 /// Whether result `index` feeds an argument.
 bool feedsBack(const std::vector<Feedback> &feedback, size_t index);
 

@@ -2,18 +2,9 @@
 
 #include "main/Prologue.h"
 
-using namespace parcrt;
+#include "main/Feedback.h"
 
-/// `tensor`'s local block in `arena`.
-static TensorRef localBlock(const BoundaryTensor &tensor, uint8_t *arena) {
-  TensorRef ref;
-  ref.data = arena + tensor.offset;
-  ref.dtype = tensor.dtype;
-  ref.rank = static_cast<int>(tensor.localShape.size());
-  for (int dim = 0; dim < ref.rank; ++dim)
-    ref.shape[dim] = tensor.localShape[dim];
-  return ref;
-}
+using namespace parcrt;
 
 /// The argument of `program` named `name` that `tensor` can be copied to or
 /// from; null (with `error`) when there is none.
@@ -65,9 +56,9 @@ bool parcrt::runPrologue(const Program &prologue,
   std::string unused;
   for (const ProgramArgument &argument : prologue.arguments) {
     TensorRef refs[2] = {
-        localBlock(*findPartner(program, argument, false, &unused),
+        getLocalBlock(*findPartner(program, argument, false, &unused),
                    context.arena),
-        localBlock(argument, arena)};
+        getLocalBlock(argument, arena)};
     backend.copy(refs);
   }
   uint8_t *stepArena = context.arena;
@@ -77,8 +68,8 @@ bool parcrt::runPrologue(const Program &prologue,
   backend.communicator().synchronize(context.watchdog);
   for (const BoundaryTensor &result : prologue.results) {
     TensorRef refs[2] = {
-        localBlock(result, arena),
-        localBlock(*findPartner(program, result, true, &unused), stepArena)};
+        getLocalBlock(result, arena),
+        getLocalBlock(*findPartner(program, result, true, &unused), stepArena)};
     backend.copy(refs);
   }
   backend.synchronize();
