@@ -50,9 +50,13 @@ for target in "${targets[@]}"; do
   work="$out/corpus-$corpus"
   mkdir -p "$work"
   cp -n "$root/fuzz/corpus/$corpus"/* "$work/" 2>/dev/null || true
-  dictionary=()
+  extra=()
+  # A fixed seed (PARC_FUZZ_SEED) makes a short run repeat itself.
+  if [ -n "${PARC_FUZZ_SEED:-}" ]; then
+    extra+=(-seed="$PARC_FUZZ_SEED")
+  fi
   if [ -f "$root/fuzz/$corpus.dict" ]; then
-    dictionary=(-dict="$root/fuzz/$corpus.dict")
+    extra+=(-dict="$root/fuzz/$corpus.dict")
   fi
   echo "fuzzing $name for ${seconds}s"
   log="$out/$name.log"
@@ -62,7 +66,7 @@ for target in "${targets[@]}"; do
   if ! (cd "$out" && ASAN_OPTIONS=detect_leaks=1:allow_user_poisoning=0 \
           "./fuzz/$name" \
           -max_total_time="$seconds" -max_len=262144 -timeout=10 \
-          -rss_limit_mb=4096 -print_final_stats=1 "${dictionary[@]}" \
+          -rss_limit_mb=4096 -print_final_stats=1 "${extra[@]}" \
           "$work" >"$log" 2>&1); then
     tail -60 "$log"
     echo "fuzz: $name failed; its reproducer is in $out" >&2
