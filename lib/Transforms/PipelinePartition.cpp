@@ -18,6 +18,7 @@
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Transforms/Recompute.h"
 #include "parc/Transforms/StaleWeights.h"
 #include "parc/Transforms/TensorSharding.h"
 
@@ -94,6 +95,10 @@ public:
 private:
   void sumPartsSeparately();
   LogicalResult assignLayerStages();
+  /// The layers of each stage that balance the stages' FLOPs; none with
+  /// interleaving (chunks are even) or fewer layers than stages.
+  std::optional<SmallVector<int64_t>>
+  balanceLayers(const std::set<int64_t> &layers);
   LogicalResult assignStagesByCost();
   LogicalResult analyzeArguments();
   LogicalResult analyzeOp(Operation &op);
@@ -215,10 +220,43 @@ private:
 // Analysis
 //===----------------------------------------------------------------------===//
 
+std::optional<SmallVector<int64_t>>
+PipelinePartitioner::balanceLayers(const std::set<int64_t> &layers) {
+  if (config.virtualStages > 1 || int64_t(layers.size()) < config.stages)
+    return std::nullopt;
+  // Forward FLOPs per layer (the backward's are about twice as many, alike);
+  // ops outside every layer before the first (the embedding) weigh on the
+  // first stage, after it (the head, the loss) on the last.
+  llvm::DenseMap<int64_t, unsigned> position;
+  for (int64_t layer : layers)
+    position.try_emplace(layer, position.size());
+  SmallVector<double> costs(layers.size(), 0);
+  double first = 0, last = 0;
+  bool inLayers = false;
+  llvm::DenseMap<Operation *, int64_t> layerOf = getForwardLayers(func);
+  for (Operation &op : body.without_terminator()) {
+    auto it = layerOf.find(&op);
+    if (it == layerOf.end())
+      continue;
+    auto counted = dyn_cast<FlopCountOpInterface>(op);
+    double flops = counted ? double(counted.getFlopCount()) : 0;
+    if (auto layer = position.find(it->second); layer != position.end()) {
+      costs[layer->second] += flops;
+      inLayers = true;
+    } else {
+      (inLayers ? last : first) += flops;
+    }
+  }
+  return balanceLayersPerStage(costs, first, last, config.stages);
+}
+
 LogicalResult PipelinePartitioner::assignLayerStages() {
   std::set<int64_t> layers = getLayerIndices(func);
-  llvm::Expected<SmallVector<int64_t>> perStage = getLayersPerStage(
-      getNumChunks(), layers.size(), config.layersPerStage);
+  std::optional<SmallVector<int64_t>> given = config.layersPerStage;
+  if (!given)
+    given = balanceLayers(layers);
+  llvm::Expected<SmallVector<int64_t>> perStage =
+      getLayersPerStage(getNumChunks(), layers.size(), given);
   if (!perStage)
     return func.emitError(llvm::toString(perStage.takeError()));
   int64_t chunks = getNumChunks();

@@ -4,6 +4,8 @@
 
 #include "dist/IR/DistOps.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::parc;
 
@@ -160,5 +162,83 @@ mlir::parc::getLayersPerStage(int64_t stages, int64_t numLayers,
     ++perStage[s];
   if (extra > 0)
     ++perStage[0];
+  return perStage;
+}
+
+SmallVector<int64_t>
+mlir::parc::balanceLayersPerStage(ArrayRef<double> layerCosts,
+                                  double firstExtra, double lastExtra,
+                                  int64_t stages) {
+  int64_t layers = layerCosts.size();
+  SmallVector<double> prefix(layers + 1, 0);
+  for (int64_t i = 0; i < layers; ++i)
+    prefix[i + 1] = prefix[i] + layerCosts[i];
+  auto stageCost = [&](int64_t stage, int64_t begin, int64_t end) {
+    return prefix[end] - prefix[begin] + (stage == 0 ? firstExtra : 0) +
+           (stage == stages - 1 ? lastExtra : 0);
+  };
+  auto costliest = [&](ArrayRef<int64_t> perStage) {
+    double most = 0;
+    int64_t begin = 0;
+    for (auto [stage, count] : llvm::enumerate(perStage)) {
+      most = std::max(most, stageCost(stage, begin, begin + count));
+      begin += count;
+    }
+    return most;
+  };
+  // Two passes of the same recurrence over "stages 0..s hold layers
+  // [0, i)": the least costliest stage, then, among the splits that reach
+  // it, the least sum of squared stage costs (the other stages balanced
+  // too).
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  auto solve = [&](auto combine, double limit) {
+    SmallVector<SmallVector<double>> best(
+        stages, SmallVector<double>(layers + 1, kInfinity));
+    SmallVector<SmallVector<int64_t>> start(
+        stages, SmallVector<int64_t>(layers + 1, 0));
+    for (int64_t i = 1; i <= layers; ++i)
+      if (stageCost(0, 0, i) <= limit)
+        best[0][i] = combine(0.0, stageCost(0, 0, i));
+    for (int64_t s = 1; s < stages; ++s)
+      for (int64_t i = s + 1; i <= layers; ++i)
+        for (int64_t j = s; j < i; ++j) {
+          double cost = stageCost(s, j, i);
+          if (cost > limit || best[s - 1][j] == kInfinity)
+            continue;
+          double total = combine(best[s - 1][j], cost);
+          if (total < best[s][i]) {
+            best[s][i] = total;
+            start[s][i] = j;
+          }
+        }
+    SmallVector<int64_t> perStage(stages);
+    for (int64_t s = stages - 1, end = layers; s >= 0; --s) {
+      int64_t begin = s == 0 ? 0 : start[s][end];
+      perStage[s] = end - begin;
+      end = begin;
+    }
+    return std::make_pair(best[stages - 1][layers], perStage);
+  };
+  double least =
+      solve([](double a, double b) { return std::max(a, b); }, kInfinity).first;
+  double limit = least * (1 + 1e-9);
+  auto squares = [&](ArrayRef<int64_t> split) {
+    double sum = 0;
+    int64_t begin = 0;
+    for (auto [stage, count] : llvm::enumerate(split)) {
+      double cost = stageCost(stage, begin, begin + count);
+      sum += cost * cost;
+      begin += count;
+    }
+    return sum;
+  };
+  auto [leastSquares, perStage] =
+      solve([](double a, double b) { return a + b * b; }, limit);
+  llvm::Expected<SmallVector<int64_t>> even =
+      getLayersPerStage(stages, layers, std::nullopt);
+  if (even && costliest(*even) <= limit &&
+      squares(*even) <= leastSquares * (1 + 1e-9))
+    return *even;
+  llvm::consumeError(even.takeError());
   return perStage;
 }

@@ -82,6 +82,16 @@ llvm::Expected<SmallVector<int64_t>>
 getLayersPerStage(int64_t stages, int64_t numLayers,
                   const std::optional<SmallVector<int64_t>> &given);
 
+/// The layers of each of `stages` stages that balance their costs:
+/// contiguous ranges of at least one layer (`layerCosts` has one cost per
+/// layer, at least `stages`), the costliest stage as cheap as it can be,
+/// the first stage also carrying `firstExtra` (the embedding) and the last
+/// `lastExtra` (the head and the loss), as Megatron-LM's uneven first and
+/// last stages do. The even split of getLayersPerStage when it is as good.
+SmallVector<int64_t> balanceLayersPerStage(ArrayRef<double> layerCosts,
+                                           double firstExtra, double lastExtra,
+                                           int64_t stages);
+
 } // namespace mlir::parc
 
 #endif // PARC_TRANSFORMS_PIPELINE_H

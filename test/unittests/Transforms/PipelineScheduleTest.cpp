@@ -106,6 +106,29 @@ TEST(PipelineSchedule, PipeDream2BWRunsTheNextStepsWarmUpInTheCooldown) {
   EXPECT_EQ(spell(last), "F0 B0 F1 B1 F2 B2 F3 B3");
 }
 
+TEST(PipelineSchedule, LayersBalanceTheStagesCosts) {
+  // Equal layers and nothing else: the even split.
+  EXPECT_EQ(balanceLayersPerStage({1, 1, 1, 1}, 0, 0, 2),
+            (SmallVector<int64_t>{2, 2}));
+  // A head worth 2.5 layers on the last stage: 3 + (1 + 2.5) beats
+  // 2 + (2 + 2.5).
+  EXPECT_EQ(balanceLayersPerStage({1, 1, 1, 1}, 0, 2.5, 2),
+            (SmallVector<int64_t>{3, 1}));
+  // GPT-2 small's shape (head ~5.5 layers, embedding ~0): 12 layers on 4
+  // stages. The last stage holds one layer (1 + 5.5 is the least the
+  // costliest stage can be, against the even split's 3 + 5.5), the others
+  // share the remaining 11 as evenly as they can.
+  SmallVector<int64_t> gpt2 =
+      balanceLayersPerStage(SmallVector<double>(12, 1.0), 0, 5.5, 4);
+  EXPECT_EQ(gpt2.back(), 1);
+  EXPECT_EQ(gpt2[0] + gpt2[1] + gpt2[2], 11);
+  for (int64_t count : ArrayRef(gpt2).drop_back())
+    EXPECT_TRUE(count == 3 || count == 4) << count;
+  // Every stage keeps a layer.
+  EXPECT_EQ(balanceLayersPerStage({1, 1, 1}, 0, 100, 3),
+            (SmallVector<int64_t>{1, 1, 1}));
+}
+
 TEST(PipelineSchedule, LayersSplitEvenlyWithExtrasInTheMiddle) {
   EXPECT_EQ(*getLayersPerStage(4, 10, std::nullopt),
             (SmallVector<int64_t>{2, 3, 3, 2}));
