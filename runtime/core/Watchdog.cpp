@@ -49,9 +49,9 @@ Watchdog::~Watchdog() {
     MPI_Comm_free(&questions);
 }
 
-void Watchdog::begin(const char *collective,
-                     const std::vector<int> &groupAxes) {
-  start({collective, groupAxes});
+void Watchdog::begin(const char *collective, const std::vector<int> &groupAxes,
+                     bool patient) {
+  start({collective, groupAxes, -1, 0, patient});
 }
 
 void Watchdog::begin(const char *pointToPoint, int peer, int64_t channel) {
@@ -104,7 +104,8 @@ void Watchdog::answerQuestions() {
   }
 }
 
-std::string Watchdog::askPeers(const Operation &stuck) {
+std::string Watchdog::askPeers(const Operation &stuck, bool &allAnswered) {
+  allAnswered = false;
   if (questions == MPI_COMM_NULL)
     return "another rank may have failed";
   std::vector<int> peers =
@@ -135,6 +136,8 @@ std::string Watchdog::askPeers(const Operation &stuck) {
     answerQuestions();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  allAnswered = std::count(answered.begin(), answered.end(), true) ==
+                static_cast<long>(peers.size());
   std::string what = describe(stuck), silent, elsewhere;
   for (size_t i = 0; i < peers.size(); ++i) {
     std::string rank = "rank " + std::to_string(peers[i]);
@@ -178,8 +181,17 @@ void Watchdog::watch() {
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%g", timeoutSeconds);
     Operation stuck = running;
+    auto stuckSince = startTime;
     lock.unlock();
-    std::string what = describe(stuck), peers = askPeers(stuck);
+    bool allAnswered = false;
+    std::string what = describe(stuck), peers = askPeers(stuck, allAnswered);
+    if (stuck.patient && allAnswered) {
+      // Every rank is alive (loading, say): wait another timeout.
+      lock.lock();
+      if (running.kind == stuck.kind && startTime == stuckSince)
+        startTime = std::chrono::steady_clock::now();
+      continue;
+    }
     fatal(what + " did not complete in " + seconds + " s (" + peers + ")");
   }
 }

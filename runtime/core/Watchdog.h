@@ -37,8 +37,11 @@ public:
   Watchdog &operator=(const Watchdog &) = delete;
 
   /// A collective over the mesh axes `axes`; `kind` is a string literal
-  /// such as "all_reduce".
-  void begin(const char *kind, const std::vector<int> &axes);
+  /// such as "all_reduce". A patient one (the set-up's, which waits for
+  /// ranks that are still loading) times out only when a rank of the group
+  /// does not answer: one that answers is busy, not stopped.
+  void begin(const char *kind, const std::vector<int> &axes,
+             bool patient = false);
   /// Point-to-point with world rank `peer` on `channel`; `kind` is the
   /// string literal "send to" or "recv from".
   void begin(const char *kind, int peer, int64_t channel);
@@ -51,6 +54,7 @@ private:
     std::vector<int> axes;
     int peer = -1; // a collective when negative
     int64_t channel = 0;
+    bool patient = false;
   };
 
   void start(Operation operation);
@@ -60,7 +64,8 @@ private:
   void answerQuestions();
   /// What the ranks `stuck` waits for answer, as a sentence to append; a
   /// rank that does not answer within a second is stopped or gone.
-  std::string askPeers(const Operation &stuck);
+  /// `allAnswered` tells whether every one answered.
+  std::string askPeers(const Operation &stuck, bool &allAnswered);
 
   const MeshInfo &mesh;
   double timeoutSeconds;

@@ -221,30 +221,44 @@ int run(int argc, char **argv, int rank, int size) {
                     rank, size))
     return 1;
   MeshInfo mesh{program->axisNames, program->axisSizes, rank};
+  // From here every rank's collectives are watched, the set-up's too: a rank
+  // stopped while it loads its arguments must not hang the others (one that
+  // loads for longer than the timeout answers, and is waited for).
+  Watchdog watchdog(mesh, options.timeout);
+  std::vector<int> allAxes;
+  for (size_t axis = 0; axis < mesh.axisSizes.size(); ++axis)
+    allAxes.push_back(static_cast<int>(axis));
+  auto allSucceededWatched = [&](bool ok, const std::string &why) {
+    Watched watched(&watchdog, "set-up", allAxes, /*patient=*/true);
+    return allSucceeded(ok, why, rank, size);
+  };
   std::string mismatch = stageMismatch(*program, mesh);
-  if (!allSucceeded(mismatch.empty(), mismatch, rank, size))
+  if (!allSucceededWatched(mismatch.empty(), mismatch))
     return 1;
-  ResultGather gather(*program, mesh);
+  std::optional<ResultGather> gather;
+  {
+    Watched watched(&watchdog, "set-up", allAxes, /*patient=*/true);
+    gather.emplace(*program, mesh);
+  }
   // Results named like arguments (updated params, optimizer state, the step
   // counter) are the next step's arguments.
   std::vector<Feedback> feedback;
-  if (!allSucceeded(findFeedback(*program, feedback, &error), error, rank,
-                    size))
+  if (!allSucceededWatched(findFeedback(*program, feedback, &error), error))
     return 1;
 
   std::unique_ptr<Backend> backend =
       options.backend == "cpu" ? createCpuBackend(mesh)
                                : createCudaBackend(mesh, localRank(), &error);
-  if (!allSucceeded(backend != nullptr,
-                    "rank " + std::to_string(rank) + ": cannot use the " +
-                        options.backend + " backend: " + error,
-                    rank, size))
+  if (!allSucceededWatched(backend != nullptr, "rank " + std::to_string(rank) +
+                                                   ": cannot use the " +
+                                                   options.backend +
+                                                   " backend: " + error))
     return 1;
   auto *arena = static_cast<uint8_t *>(backend->allocate(program->arenaBytes));
-  if (!allSucceeded(arena != nullptr,
-                    "rank " + std::to_string(rank) + ": cannot allocate the " +
-                        std::to_string(program->arenaBytes) + "-byte arena",
-                    rank, size))
+  if (!allSucceededWatched(
+          arena != nullptr,
+          "rank " + std::to_string(rank) + ": cannot allocate the " +
+              std::to_string(program->arenaBytes) + "-byte arena"))
     return 1;
 
   TensorFile weights, inputs;
@@ -259,7 +273,7 @@ int run(int argc, char **argv, int rank, int size) {
   }
   weights.reader.reset();
   inputs.reader.reset();
-  if (!allSucceeded(loaded, error, rank, size)) {
+  if (!allSucceededWatched(loaded, error)) {
     backend->release(arena);
     return 1;
   }
@@ -276,7 +290,7 @@ int run(int argc, char **argv, int rank, int size) {
       writable = false;
       error = std::string(flag) + ": " + error;
     }
-  if (!allSucceeded(writable, error, rank, size)) {
+  if (!allSucceededWatched(writable, error)) {
     backend->release(arena);
     return 1;
   }
@@ -284,10 +298,6 @@ int run(int argc, char **argv, int rank, int size) {
   if (!options.trace.empty())
     tracer.emplace(options.steps, options.backend == "cuda");
 
-  Watchdog watchdog(mesh, options.timeout);
-  std::vector<int> allAxes;
-  for (size_t axis = 0; axis < mesh.axisSizes.size(); ++axis)
-    allAxes.push_back(static_cast<int>(axis));
   parcrt_context context{backend.get(), arena, mesh, &watchdog,
                          tracer ? &*tracer : nullptr};
   // A stage of an asynchronous pipeline (PipeDream-2BW: no flush between
@@ -313,7 +323,7 @@ int run(int argc, char **argv, int rank, int size) {
                         &error);
       why = "rank " + std::to_string(rank) + ": " + error;
     }
-    if (!allSucceeded(ran, why, rank, size)) {
+    if (!allSucceededWatched(ran, why)) {
       backend->release(arena);
       return 1;
     }
@@ -339,7 +349,7 @@ int run(int argc, char **argv, int rank, int size) {
     {
       // Every rank takes part: one that stopped would hang the others.
       Watched watched(&watchdog, "result gather", allAxes);
-      stepMetrics = gather.gather(metrics, *backend, arena);
+      stepMetrics = gather->gather(metrics, *backend, arena);
       for (const GatheredResult &metric : stepMetrics)
         if (!nonfinite && !std::isfinite(metric.values[0]))
           nonfinite = &metric;
@@ -409,7 +419,7 @@ int run(int argc, char **argv, int rank, int size) {
       std::vector<GatheredResult> state;
       {
         Watched watched(&watchdog, "checkpoint gather", allAxes);
-        state = gather.gather(allResults, *backend, arena);
+        state = gather->gather(allResults, *backend, arena);
       }
       bool written =
           writeResults(options.checkpoint, state, step, rank, &error);
@@ -456,7 +466,7 @@ int run(int argc, char **argv, int rank, int size) {
   std::vector<GatheredResult> results;
   {
     Watched watched(&watchdog, "result gather", allAxes);
-    results = gather.gather(allResults, *backend, arena);
+    results = gather->gather(allResults, *backend, arena);
   }
   for (const GatheredResult &result : results)
     printSummary(result);

@@ -5,6 +5,10 @@ setup, whose collectives the watchdog does not cover), and checks that the whole
 the deadline with a message naming a rank.
 
 usage: kill-rank.py kill|stop RANK DEADLINE_S LAUNCH_SH [PROGRAM ARGS...]
+
+stop@SECONDS stops the rank that many seconds after the launch instead,
+before any step (while the ranks load their arguments: the model must take
+longer than that to load).
 """
 import os
 import signal
@@ -14,6 +18,9 @@ import threading
 import time
 
 mode, victim, deadline = sys.argv[1], sys.argv[2], float(sys.argv[3])
+delay = None
+if mode.startswith("stop@"):
+    mode, delay = "stop", float(mode[len("stop@"):])
 command = sys.argv[4:]
 # Only this job's ranks (its `program`, or `program.stageN` of a pipeline):
 # other tests may run programs at the same time.
@@ -58,11 +65,18 @@ def read_output():
 reader = threading.Thread(target=read_output, daemon=True)
 reader.start()
 target = None
-if first_step.wait(timeout=60):
+if delay is not None:
+    time.sleep(delay)
+    if first_step.is_set():
+        os.killpg(job.pid, signal.SIGKILL)
+        sys.exit(f"a step ran within {delay} s: the stop came after loading")
+    target = rank_pids().get(victim)
+elif first_step.wait(timeout=60):
     target = rank_pids().get(victim)
 if target is None:
     os.killpg(job.pid, signal.SIGKILL)
-    sys.exit(f"rank {victim} never ran a step")
+    sys.exit(f"rank {victim} never ran a step" if delay is None
+             else f"rank {victim} is not running after {delay} s")
 os.kill(target, signal.SIGKILL if mode == "kill" else signal.SIGSTOP)
 hit = time.time()
 try:
