@@ -349,7 +349,8 @@ TEST(PlanTest, Errors) {
       planError("{\"mesh\": {\"pp\": 2}, \"pipeline\": {\"axis\": \"pp\", "
                 "\"schedule\": \"1F1B\"}}"),
       "plan.json:1:60: \"schedule\" must be one of \"gpipe\", \"1f1b\", "
-      "\"interleaved-1f1b\", \"zb-h1\", not the string \"1F1B\"");
+      "\"interleaved-1f1b\", \"zb-h1\", \"pipedream-2bw\", not the "
+            "string \"1F1B\"");
   EXPECT_EQ(
       planError("{\"mesh\": {\"pp\": 2}, \"pipeline\": {\"axis\": \"pp\", "
                 "\"layers_per_stage\": [3, 2.5]}}"),
