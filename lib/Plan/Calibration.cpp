@@ -110,6 +110,33 @@ static std::string addChainModel(int64_t ranks, int64_t n, int64_t count) {
              .str();
 }
 
+/// `count` chained causal attentions `y = attention(y, k, v)` over [2, 4,
+/// seq, 64] f32 on every rank.
+static std::string attentionModel(int64_t ranks, int64_t seq, int64_t count) {
+  std::string type =
+      llvm::formatv("tensor<{0}x4x{1}x64xf32>", 2 * ranks, seq).str();
+  std::string split = "dist.sharding = #dist.sharding<@mesh, [[dp], [], [], "
+                      "[]]>";
+  std::string body, last = "%q";
+  for (int64_t i = 0; i < count; ++i) {
+    body += llvm::formatv("  %y{0} = parc.attention {1}, %k, %v causal scale "
+                          "= 0.125 : {2}, {2}, {2}\n",
+                          i, last, type);
+    last = "%y" + std::to_string(i);
+  }
+  std::string arguments;
+  for (StringRef name : {"q", "k", "v"})
+    arguments +=
+        llvm::formatv("{0}%{1}: {2} {{{3}, parc.name = \"{1}\", "
+                      "parc.role = \"input\"}",
+                      arguments.empty() ? "" : ", ", name, type, split);
+  return meshOp(ranks) +
+         llvm::formatv("func.func @forward({0}) -> ({1} {{{2}, parc.name = "
+                       "\"y\"}) {{\n{3}  return {4} : {1}\n}\n",
+                       arguments, type, split, body, last)
+             .str();
+}
+
 /// `count` sums over a dimension split over the ranks: `count` all_reduces
 /// of [n] f32.
 static std::string allReduceModel(int64_t ranks, int64_t n, int64_t count) {
@@ -258,6 +285,22 @@ llvm::Expected<ClusterSpec> Calibrator::run() {
   cluster.hbmBandwidth = 3.0 * 4 * elements / perAdd;
   log << llvm::formatv("calibrate: elementwise {0:f2} GB/s per rank\n",
                        cluster.hbmBandwidth / 1e9);
+
+  // Fused attention: its own rate (parc's cpu kernel is scalar code), in
+  // the FLOPs the ops count (FlopCountOpInterface).
+  {
+    constexpr int64_t seq = 128, count = 4;
+    llvm::Expected<double> seconds =
+        measure({"attention", attentionModel(options.ranks, seq, count)});
+    if (!seconds)
+      return seconds.takeError();
+    // AttentionOp::getFlopCount on a rank's [2, 4, seq, 64].
+    double scores = 2.0 * 4 * seq * seq;
+    double flops = scores * (2 * 64 + 2 * 64 + 5);
+    cluster.attentionFlops = flops * count / *seconds;
+    log << llvm::formatv("calibrate: attention {0:f2} GFLOP/s per rank\n",
+                         *cluster.attentionFlops / 1e9);
+  }
 
   // all_reduce: latency from a small message, bandwidth from a large one.
   LinkSpec link;

@@ -22,18 +22,12 @@ namespace {
 
 constexpr StringRef kDtypes[] = {"f32", "tf32", "bf16", "f16"};
 
-constexpr StringRef kClusterKeys[] = {"name",
-                                      "devices_per_node",
-                                      "nodes",
-                                      "peak_flops",
-                                      "memory_bytes",
-                                      "hbm_bandwidth",
-                                      "intra_node",
-                                      "inter_node",
-                                      "efficiency",
-                                      "kernel_latency",
-                                      "overlaps_communication",
-                                      "measured_by"};
+constexpr StringRef kClusterKeys[] = {
+    "name",           "devices_per_node", "nodes",
+    "peak_flops",     "memory_bytes",     "hbm_bandwidth",
+    "intra_node",     "inter_node",       "efficiency",
+    "kernel_latency", "attention_flops",  "overlaps_communication",
+    "measured_by"};
 constexpr StringRef kLinkKeys[] = {"bandwidth", "latency"};
 constexpr StringRef kEfficiencyKeys[] = {"gemm", "memory_bound", "collective"};
 
@@ -411,6 +405,9 @@ static Expected<ClusterSpec> readClusterObject(const Reader &reader,
                                  Reader::Bound::NonNegative))
     return std::move(error);
   cluster.kernelLatency = kernelLatency.value_or(0);
+  if (Error error = object->read("attention_flops", cluster.attentionFlops,
+                                 Reader::Bound::Positive))
+    return std::move(error);
   std::optional<bool> overlaps;
   if (Error error = object->read("overlaps_communication", overlaps))
     return std::move(error);
@@ -466,6 +463,8 @@ std::string mlir::parc::writeCluster(const ClusterSpec &cluster) {
   root.add("efficiency", std::move(efficiency));
   if (cluster.kernelLatency > 0)
     root.add("kernel_latency", Value::makeNumber(cluster.kernelLatency));
+  if (cluster.attentionFlops)
+    root.add("attention_flops", Value::makeNumber(*cluster.attentionFlops));
   if (!cluster.overlapsCommunication)
     root.add("overlaps_communication", Value::makeBoolean(false));
   if (cluster.measuredBy)

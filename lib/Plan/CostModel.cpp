@@ -14,9 +14,13 @@ CostModel::CostModel(const ClusterSpec &cluster, std::string dtype,
     : cluster(cluster), peakFlops(cluster.getPeakFlops(dtype).value_or(0)),
       unfusedKernels(unfusedKernels) {}
 
-double CostModel::getKernelTime(double flops, double bytes) const {
+double CostModel::getKernelTime(double flops, double bytes,
+                                bool fusedAttention) const {
   double computeTime =
-      flops > 0 ? flops / (peakFlops * cluster.getGemmEfficiency(flops)) : 0;
+      flops <= 0 ? 0
+      : fusedAttention && cluster.attentionFlops
+          ? flops / *cluster.attentionFlops
+          : flops / (peakFlops * cluster.getGemmEfficiency(flops));
   double memoryTime =
       bytes / (cluster.hbmBandwidth * cluster.efficiency.memoryBound);
   return cluster.kernelLatency + std::max(computeTime, memoryTime);

@@ -163,7 +163,8 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
       }
       candidate.flops = factor >= 0 ? flops / config.tp : flops;
       candidate.opBytes = bytes;
-      candidate.time = costs.getKernelTime(candidate.flops, bytes);
+      candidate.time = costs.getKernelTime(candidate.flops, bytes,
+                                           isa<UnfusedTrafficOpInterface>(op));
       list.push_back(std::move(candidate));
     }
     if (list.size() == 1 && config.tp > 1) {

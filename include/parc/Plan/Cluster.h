@@ -86,6 +86,13 @@ struct ClusterSpec {
   /// Seconds every kernel costs before it does any work (launch and call
   /// overhead); optional in cluster.json (`kernel_latency`), 0 if absent.
   double kernelLatency = 0;
+  /// FLOP/s per device that fused attention kernels (and their gradients)
+  /// reach; optional in cluster.json (`attention_flops`): absent, their
+  /// FLOPs are priced on the GEMM efficiency curve, as a FlashAttention
+  /// kernel runs. parc's cpu attention is scalar code, far from the GEMMs'
+  /// rate, and its FLOPs grow with the sequence squared, so a calibrated
+  /// cluster measures it.
+  std::optional<double> attentionFlops;
   /// Whether collectives run beside compute (NCCL on its own stream), so
   /// a gradient reduction or ZeRO-3's gathers can hide behind the layers;
   /// optional in cluster.json (`overlaps_communication`), true if absent.

@@ -48,8 +48,11 @@ public:
   const ClusterSpec &getCluster() const { return cluster; }
   double getPeakFlops() const { return peakFlops; }
 
-  /// Seconds for a kernel doing `flops` over `bytes` of memory traffic.
-  double getKernelTime(double flops, double bytes) const;
+  /// Seconds for a kernel doing `flops` over `bytes` of memory traffic; a
+  /// fused attention kernel's FLOPs at the cluster's attention rate when it
+  /// has one.
+  double getKernelTime(double flops, double bytes,
+                       bool fusedAttention = false) const;
 
   /// Bus bandwidth (bytes/s per rank) of a collective group: NVLink inside a
   /// node; across nodes, the NICs of the group's ranks in one node.

@@ -492,6 +492,24 @@ TEST(ClusterTest, ReadsAndWritesTheSameText) {
   EXPECT_NE(llvm::toString(rejected.takeError()).find("\"kernel_latency\""),
             std::string::npos);
 
+  // The optional attention rate reads back and must be positive; absent,
+  // attention's FLOPs go on the GEMM curve.
+  EXPECT_FALSE(cluster->attentionFlops);
+  cluster->attentionFlops = 6.5e9;
+  llvm::Expected<ClusterSpec> withAttention =
+      readCluster(writeCluster(*cluster), "c.json");
+  ASSERT_TRUE(static_cast<bool>(withAttention))
+      << llvm::toString(withAttention.takeError());
+  EXPECT_EQ(withAttention->attentionFlops, 6.5e9);
+  std::string zero = writeCluster(*cluster);
+  size_t rate = zero.find("\"attention_flops\": ") + 19;
+  zero.replace(rate, zero.find_first_of(",\n}", rate) - rate, "0");
+  llvm::Expected<ClusterSpec> zeroRate = readCluster(zero, "c.json");
+  ASSERT_FALSE(static_cast<bool>(zeroRate));
+  EXPECT_NE(llvm::toString(zeroRate.takeError()).find("\"attention_flops\""),
+            std::string::npos);
+  cluster->attentionFlops.reset();
+
   // Collectives overlap compute unless the file says they do not (as this
   // machine's preset does); the flag reads back, and must be a boolean.
   EXPECT_TRUE(cluster->overlapsCommunication);
@@ -524,7 +542,8 @@ TEST(ClusterTest, Errors) {
             "\"name\", \"devices_per_node\", \"nodes\", \"peak_flops\", "
             "\"memory_bytes\", \"hbm_bandwidth\", \"intra_node\", "
             "\"inter_node\", \"efficiency\", \"kernel_latency\", "
-            "\"overlaps_communication\", \"measured_by\")");
+            "\"attention_flops\", \"overlaps_communication\", "
+            "\"measured_by\")");
   EXPECT_EQ(clusterError(
                 editCluster("\"bandwidth\": 1e+10", "\"bandwidth\": -1e+10")),
             "c.json:15:18: \"bandwidth\" must be positive, not -1e+10");
