@@ -37,12 +37,12 @@ while read -r name heads hidden layers tp pp gpus batch published; do
   fixed="tp=$tp,pp=$pp,zero=0,sp=off,recompute=full"
   [ "$pp" -gt 1 ] && fixed="$fixed,schedule=1f1b"
   "$bin/parc-plan" "$model" --cluster dgx-a100-80g --gpus "$gpus" \
-    --global-batch "$batch" --fix "$fixed" --overlap-grad-reduce=false --kernels unfused \
+    --global-batch "$batch" --fix "$fixed" --overlap-grad-reduce=false --kernels unfused --attention-dropout \
     --format json > "$work/fixed.json"
   # The free search runs on the same software assumptions (no overlapped
   # gradient reduction), so its speedup comes from the plan alone.
   "$bin/parc-plan" "$model" --cluster dgx-a100-80g --gpus "$gpus" \
-    --global-batch "$batch" --overlap-grad-reduce=false --kernels unfused \
+    --global-batch "$batch" --overlap-grad-reduce=false --kernels unfused --attention-dropout \
     --format json > "$work/free.json"
   python3 - "$work/fixed.json" "$work/free.json" "$name" "$tp" "$pp" "$dp" \
     "$gpus" "$batch" "$published" <<'PY'

@@ -10,9 +10,9 @@ using namespace mlir::parc;
 using dist::CollectiveKind;
 
 CostModel::CostModel(const ClusterSpec &cluster, std::string dtype,
-                     bool unfusedKernels)
+                     bool unfusedKernels, bool attentionDropout)
     : cluster(cluster), peakFlops(cluster.getPeakFlops(dtype).value_or(0)),
-      unfusedKernels(unfusedKernels) {}
+      unfusedKernels(unfusedKernels), attentionDropout(attentionDropout) {}
 
 double CostModel::getKernelTime(double flops, double bytes,
                                 bool fusedAttention) const {

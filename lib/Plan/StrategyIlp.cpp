@@ -157,8 +157,9 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
             double(candidate.operandLayouts[0].getLocalType(first, mesh)
                        .getNumElements()) /
             std::max<int64_t>(1, first.getNumElements());
-        bytes += unfused.getUnfusedIntermediateElements() * share *
-                 (node.operandBatchScaled[0] ? batchScale : 1.0) *
+        bytes += unfused.getUnfusedIntermediateElements(
+                     costs.pricesAttentionDropout()) *
+                 share * (node.operandBatchScaled[0] ? batchScale : 1.0) *
                  bytesPerFloat;
       }
       candidate.flops = factor >= 0 ? flops / config.tp : flops;

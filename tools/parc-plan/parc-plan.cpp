@@ -106,6 +106,12 @@ static cl::opt<std::string> kernels(
              "as implementations that move their intermediates through "
              "memory (Megatron-LM before FlashAttention)"),
     cl::init("fused"), cl::cat(category));
+static cl::opt<bool> attentionDropout(
+    "attention-dropout",
+    cl::desc("With --kernels unfused: also price the dropout of the "
+             "attention probabilities as Megatron-LM's unfused kernels run "
+             "it (GPT-3 and Narayanan et al. SC21 trained with 0.1)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> calibrateMachine(
     "calibrate",
     cl::desc("Measure this machine through parc-compile's programs under "
@@ -316,6 +322,10 @@ int main(int argc, char **argv) {
                 ") or a cluster.json file");
   if (kernels != "fused" && kernels != "unfused")
     return fail("--kernels must be fused or unfused, got '" + kernels + "'");
+  if (attentionDropout && kernels != "unfused")
+    return fail("--attention-dropout prices the dropout step of unfused "
+                "attention; a fused kernel drops out in place at no extra "
+                "traffic: give --kernels unfused");
   if (format != "text" && format != "json")
     return fail("--format must be text or json, got '" + format + "'");
   // Bounded like a plan's ranks, so that enumerating divisors stays cheap.
@@ -385,7 +395,8 @@ int main(int argc, char **argv) {
     return 1;
 
   auto start = std::chrono::steady_clock::now();
-  CostModel costs(*cluster, options.dtype, kernels == "unfused");
+  CostModel costs(*cluster, options.dtype, kernels == "unfused",
+                  attentionDropout);
   StrategyIlp ilp(*graph, costs, options.dtype == "bf16" ? 2 : 4);
   std::string error;
   FailureOr<SearchResult> result =

@@ -180,9 +180,14 @@ LogicalResult AttentionGradOp::inferReturnTypes(
 // Unfused: the saved probabilities are read for dv and the softmax
 // gradient, d(probabilities) is written and read, d(scores) is written and
 // read for dq and dk.
-int64_t AttentionGradOp::getUnfusedIntermediateElements() {
-  return 7 * getAttentionScoreElements(getQuery().getType(),
-                                       getKey().getType());
+int64_t AttentionGradOp::getUnfusedIntermediateElements(bool withDropout) {
+  // The probabilities read for v's gradient, the probabilities' gradient
+  // written and read with them by the softmax's gradient, the scores'
+  // gradient written and read twice (for q and k); dropout's gradient
+  // reads the incoming gradient and the mask and writes its own: 2.5 more.
+  int64_t scores =
+      getAttentionScoreElements(getQuery().getType(), getKey().getType());
+  return withDropout ? scores * 19 / 2 : 7 * scores;
 }
 
 // Recomputing the scores and three more products of the same size.

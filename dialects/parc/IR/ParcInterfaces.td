@@ -34,12 +34,16 @@ def Parc_UnfusedTrafficOpInterface : OpInterface<"UnfusedTrafficOpInterface"> {
     and reads back between its steps (attention before FlashAttention
     materializes its [seq x kv_seq] score matrices). The planner adds them
     to the op's memory traffic when it prices a software stack without
-    fused kernels (`parc-plan --kernels unfused`).
+    fused kernels (`parc-plan --kernels unfused`), with a dropout step where
+    that stack has one (Megatron-LM's attention dropout,
+    `--attention-dropout`: its output written and read, its one-byte mask
+    counted as half a 2-byte element).
   }];
   let methods = [
     InterfaceMethod<"Returns the elements moved through memory between the "
-                    "steps of an unfused implementation.",
-      "int64_t", "getUnfusedIntermediateElements">
+                    "steps of an unfused implementation, with its dropout "
+                    "step when `withDropout`.",
+      "int64_t", "getUnfusedIntermediateElements", (ins "bool":$withDropout)>
   ];
 }
 

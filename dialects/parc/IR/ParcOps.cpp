@@ -595,8 +595,13 @@ int64_t mlir::parc::getAttentionScoreElements(ShapedType query,
 
 // Unfused: q k^T writes the scores, the softmax reads them and writes the
 // probabilities, the product with v reads those.
-int64_t AttentionOp::getUnfusedIntermediateElements() {
-  return 4 * getAttentionScoreElements(getQuery().getType(), getKey().getType());
+int64_t AttentionOp::getUnfusedIntermediateElements(bool withDropout) {
+  // The scores written and read by the softmax, the probabilities written
+  // and read by the product with v; dropout reads them and writes its
+  // output (read by the product instead) and mask: 2.5 more.
+  int64_t scores =
+      getAttentionScoreElements(getQuery().getType(), getKey().getType());
+  return withDropout ? scores * 13 / 2 : 4 * scores;
 }
 
 // Two products of [seq x kv_seq] score matrices plus the softmax over them.

@@ -39,11 +39,13 @@ class CostModel {
 public:
   /// `dtype` is the compute dtype ("f32" or "bf16"); `unfusedKernels`
   /// prices fused ops (UnfusedTrafficOpInterface) as unfused
-  /// implementations that move their intermediates through memory.
+  /// implementations that move their intermediates through memory,
+  /// `attentionDropout` with their dropout step.
   CostModel(const ClusterSpec &cluster, std::string dtype,
-            bool unfusedKernels = false);
+            bool unfusedKernels = false, bool attentionDropout = false);
 
   bool pricesUnfusedKernels() const { return unfusedKernels; }
+  bool pricesAttentionDropout() const { return attentionDropout; }
 
   const ClusterSpec &getCluster() const { return cluster; }
   double getPeakFlops() const { return peakFlops; }
@@ -71,6 +73,7 @@ private:
   const ClusterSpec &cluster;
   double peakFlops;
   bool unfusedKernels;
+  bool attentionDropout;
 };
 
 /// The pipeline bubble as a fraction of the ideal (bubble-free) time.
