@@ -977,12 +977,16 @@ StageEmitter::returnCarried(func::FuncOp stageFunc,
   Operation *terminator = stageFunc.front().getTerminator();
   for (auto [index, key] : llvm::enumerate(carried)) {
     auto [value, microbatch] = key;
-    FailureOr<Value> next = get(value, p.config.microbatches + microbatch);
-    if (failed(next))
-      return failure();
-    auto type = cast<RankedTensorType>(next->getType());
+    // Emitted with the step's last units: nothing may follow the return.
+    int64_t next = p.config.microbatches + microbatch;
+    auto copy =
+        copies.find({value.getAsOpaquePointer(), getCopyIndex(value, next)});
+    if (copy == copies.end())
+      return emitError(value.getLoc(), "internal error: stage ")
+             << stage << " does not compute the next step's carried value";
+    auto type = cast<RankedTensorType>(copy->second.getType());
     unsigned position = stageFunc.getNumResults();
-    terminator->insertOperands(terminator->getNumOperands(), {*next});
+    terminator->insertOperands(terminator->getNumOperands(), {copy->second});
     if (failed(stageFunc.insertResult(
             position, type,
             p.getCarryAttrs("pipeline.carry." + std::to_string(index), type,
