@@ -238,10 +238,14 @@ LogicalResult Partitioner::run() {
       // one's copy: ZeRO-3 gathers a parameter anew for every reader, so
       // the copy dies after it.
       Value input = constraint.getInput();
-      BuiltOpTags keepTags(builder, constraint);
-      FailureOr<Value> local = reshard(
-          builder, constraint.getLoc(), mesh, mapping.lookup(input),
-          cast<RankedTensorType>(input.getType()), layouts.at(input), pinned);
+      FailureOr<Value> local = failure();
+      {
+        // Done with the built ops before fail() frees them.
+        BuiltOpTags keepTags(builder, constraint);
+        local = reshard(
+            builder, constraint.getLoc(), mesh, mapping.lookup(input),
+            cast<RankedTensorType>(input.getType()), layouts.at(input), pinned);
+      }
       if (failed(local))
         return fail();
       mapping.map(constraint.getResult(), *local);
