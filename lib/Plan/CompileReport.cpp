@@ -4,6 +4,7 @@
 
 #include "parc/IR/ModelConvention.h"
 #include "parc/Transforms/MemoryPlan.h"
+#include "parc/Transforms/StaleWeights.h"
 
 #include "dist/IR/DistOps.h"
 #include "llvm/Support/Format.h"
@@ -54,6 +55,10 @@ FailureOr<CompiledFigures> mlir::parc::measureCompiledProgram(func::FuncOp func)
       figures.parameterBytes += getTensorBytes(argument.type);
     if (argument.role == ArgumentRole::OptState)
       figures.optimizerStateBytes += getTensorBytes(argument.type);
+    if (argument.role == ArgumentRole::Carry)
+      (func.getArgAttr(argument.index, kStaleOfAttrName)
+           ? figures.staleWeightBytes
+           : figures.carriedActivationBytes) += getTensorBytes(argument.type);
   }
   // Gradients: whole at ZeRO 0-1, this rank's shard at ZeRO 2-3.
   figures.gradientBytes = getBytesCarried(func, Phase::Backward, Phase::Update);
@@ -95,6 +100,10 @@ void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
   if (figures.activationBytes)
     os << "activation bytes per rank (saved for the backward pass): "
        << figures.activationBytes << "\n";
+  if (figures.staleWeightBytes || figures.carriedActivationBytes)
+    os << "stale weight bytes per rank: " << figures.staleWeightBytes
+       << "\ncarried activation bytes per rank (between steps): "
+       << figures.carriedActivationBytes << "\n";
   os << "collectives per step:\n";
   CommunicationTotals all;
   for (const CollectiveRecord &record : figures.collectives)

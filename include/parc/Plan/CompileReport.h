@@ -30,6 +30,10 @@ struct CompiledFigures {
   /// Forward values the backward pass reads (over all micro-batches of a
   /// pipeline stage).
   int64_t activationBytes = 0;
+  /// PipeDream-2BW's carry state: the stale weight versions, and the
+  /// activations a step hands to the next.
+  int64_t staleWeightBytes = 0;
+  int64_t carriedActivationBytes = 0;
   SmallVector<CollectiveRecord> collectives;
 
   /// Bytes one rank sends per step.
