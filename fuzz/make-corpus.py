@@ -5,7 +5,8 @@
 
 mlir/: every split (`// -----`) of the tests' .mlir files, and GPT-tiny
 with plans appended after a `//--plan` line (MlirPassesFuzzer applies them);
-onnx/: the importer tests' ONNX files.
+onnx/: the importer tests' ONNX files. Files named finding-* (reproducers of
+what the fuzzers found) stay.
 """
 import pathlib
 import shutil
@@ -16,9 +17,16 @@ root = pathlib.Path(__file__).resolve().parent.parent
 build = pathlib.Path(sys.argv[1])
 corpus = root / "fuzz" / "corpus"
 
-mlir = corpus / "mlir"
-shutil.rmtree(mlir, ignore_errors=True)
-mlir.mkdir(parents=True)
+def fresh(directory):
+    """`directory` without its generated seeds."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in directory.iterdir():
+        if not path.name.startswith("finding-"):
+            path.unlink()
+    return directory
+
+
+mlir = fresh(corpus / "mlir")
 for path in sorted((root / "test").rglob("*.mlir")):
     name = "-".join(path.relative_to(root / "test").with_suffix("").parts)
     for k, part in enumerate(path.read_text().split("\n// -----\n")):
@@ -35,9 +43,7 @@ for plan in plans:
     (mlir / f"gpt-tiny-{plan.stem}.mlir").write_text(
         gpt + "\n//--plan\n" + plan.read_text())
 
-onnx = corpus / "onnx"
-shutil.rmtree(onnx, ignore_errors=True)
-onnx.mkdir(parents=True)
+onnx = fresh(corpus / "onnx")
 for path in sorted((root / "test/Import/Inputs").rglob("*.onnx")):
     name = "-".join(path.relative_to(root / "test/Import/Inputs").parts)
     shutil.copy(path, onnx / name)

@@ -9,13 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parc/Support/InputFile.h"
-
-#include <limits>
 #include "parc/Import/OnnxImporter.h"
 
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcOps.h"
+#include "parc/Support/InputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -32,6 +30,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -480,9 +479,15 @@ Importer::knownInts(const onnx::NodeProto &node, int index, StringRef role) {
   FailureOr<KnownTensor> tensor = knownOperand(node, index, role);
   if (failed(tensor))
     return failure();
+  // Values pass through double: INT64_MAX (how torch exports `x[k:]`'s
+  // end) reads as 2^63, which does not fit int64; saturate (every use
+  // clamps them to a dimension anyway).
+  constexpr double kLimit = 9223372036854775808.0; // 2^63
   SmallVector<int64_t> result;
   for (double v : tensor->values)
-    result.push_back(static_cast<int64_t>(v));
+    result.push_back(v >= kLimit    ? std::numeric_limits<int64_t>::max()
+                     : v <= -kLimit ? std::numeric_limits<int64_t>::min()
+                                    : static_cast<int64_t>(v));
   return result;
 }
 

@@ -1,5 +1,5 @@
 
-// expected-error @+1 {{argument #0 of 'no_role' needs a string attribute 'parc.role' (param, input, label or optstate)}}
+// expected-error @+1 {{argument #0 of 'no_role' needs a string attribute 'parc.role' (param, input, label, optstate or carry)}}
 func.func @no_role(%w: tensor<4xf32> {parc.name = "w"}) {
   return
 }

@@ -131,3 +131,14 @@ contract = model_of([helper.make_node("Gemm", ["a", "b"], ["c"], name="gemm",
                                       transB=1)],
                     [f32("a", [2, 3]), f32("b", [4, 5])], [f32("c", [2, 4])])
 save(contract, "gemm-mismatch.onnx")
+
+# x[:, 1:] as torch exports it: the end is INT64_MAX (it read as an empty
+# slice when the integer went through double and overflowed).
+tail = model_of([helper.make_node("Slice", ["x", "starts", "ends", "axes"],
+                                  ["y"], name="tail")],
+                [f32("x", [2, 5])], [f32("y", [2, 4])],
+                [numpy_helper.from_array(np.array([1], np.int64), "starts"),
+                 numpy_helper.from_array(
+                     np.array([np.iinfo(np.int64).max], np.int64), "ends"),
+                 numpy_helper.from_array(np.array([1], np.int64), "axes")])
+save(tail, "slice-to-end.onnx")
