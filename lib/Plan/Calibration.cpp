@@ -4,12 +4,15 @@
 
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/IR/ParcInterfaces.h"
 #include "parc/Models/Models.h"
 #include "parc/Plan/Search.h"
 #include "parc/Transforms/Passes.h"
 
 #include "dist/IR/DistOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -108,6 +111,19 @@ static std::string addChainModel(int64_t ranks, int64_t n, int64_t count) {
                        "\"y\"}) {{\n{2}  return {3} : {0}\n}\n",
                        type, kSplit, body, last)
              .str();
+}
+
+/// The FLOPs of a micro-benchmark's ops as the cost model counts them
+/// (FlopCountOpInterface), over all ranks; 0 if it does not parse.
+static double countFlops(StringRef text) {
+  DialectRegistry registry;
+  registry.insert<ParcDialect, dist::DistDialect, func::FuncDialect>();
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  double flops = 0;
+  if (module)
+    module->walk([&](FlopCountOpInterface op) { flops += op.getFlopCount(); });
+  return flops;
 }
 
 /// `count` chained causal attentions `y = attention(y, k, v)` over [2, 4,
@@ -290,14 +306,14 @@ llvm::Expected<ClusterSpec> Calibrator::run() {
   // the FLOPs the ops count (FlopCountOpInterface).
   {
     constexpr int64_t seq = 128, count = 4;
-    llvm::Expected<double> seconds =
-        measure({"attention", attentionModel(options.ranks, seq, count)});
+    std::string model = attentionModel(options.ranks, seq, count);
+    double flops = countFlops(model) / options.ranks;
+    if (flops <= 0)
+      return fail("cannot count the attention benchmark's FLOPs");
+    llvm::Expected<double> seconds = measure({"attention", model});
     if (!seconds)
       return seconds.takeError();
-    // AttentionOp::getFlopCount on a rank's [2, 4, seq, 64].
-    double scores = 2.0 * 4 * seq * seq;
-    double flops = scores * (2 * 64 + 2 * 64 + 5);
-    cluster.attentionFlops = flops * count / *seconds;
+    cluster.attentionFlops = flops / *seconds;
     log << llvm::formatv("calibrate: attention {0:f2} GFLOP/s per rank\n",
                          *cluster.attentionFlops / 1e9);
   }

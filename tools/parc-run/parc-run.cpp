@@ -238,6 +238,33 @@ static LogicalResult describeProgram(SimulatedProgram &program,
   return success();
 }
 
+/// A prologue (which runs on the step functions' arguments and sets their
+/// carry state) must take only arguments of the steps, sharded, and return
+/// only their carry state.
+static LogicalResult checkPrologue(const SimulatedProgram &program,
+                                   func::FuncOp prologue) {
+  FailureOr<SmallVector<ModelArgument>> arguments =
+      readModelArguments(prologue);
+  if (failed(arguments))
+    return failure();
+  for (const ModelArgument &argument : *arguments) {
+    if (!program.positionOf.count(argument.name))
+      return prologue.emitError()
+             << "takes '" << argument.name
+             << "', which is no argument of the stage functions";
+    if (!prologue.getArgAttrOfType<dist::ShardingAttr>(
+            argument.index, dist::DistDialect::kShardingAttrName))
+      return prologue.emitError() << "argument '" << argument.name
+                                  << "' has no dist.sharding";
+  }
+  for (const std::string &name : getResultNames(prologue))
+    if (!program.carryNames.contains(name))
+      return prologue.emitError()
+             << "returns '" << name
+             << "', which is no carry argument of the stage functions";
+  return success();
+}
+
 /// Runs `functions` (one per stage) on every rank of `mesh`: slices the
 /// global arguments for every rank (`carry` ones come from that rank's
 /// `carry` state, which their results then update) and assembles each global
@@ -444,6 +471,9 @@ int main(int argc, char **argv) {
   if (mesh && !program.prologues.empty()) {
     if (program.prologues.size() != program.functions.size())
       return fail("an asynchronous pipeline needs a prologue for every stage");
+    for (func::FuncOp prologue : program.prologues)
+      if (failed(checkPrologue(program, prologue)))
+        return 1;
     if (failed(
             runOnMesh(program, program.prologues, *mesh, *values, carry, mode)))
       return 1;
