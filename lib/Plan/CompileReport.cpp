@@ -9,6 +9,9 @@
 #include "dist/IR/DistOps.h"
 #include "llvm/Support/Format.h"
 
+#include <array>
+#include <set>
+
 using namespace mlir;
 using namespace mlir::parc;
 
@@ -33,6 +36,104 @@ static int64_t getBytesCarried(func::FuncOp func, Phase from, Phase to) {
         bytes += getTensorBytes(cast<ShapedType>(result.getType()));
   });
   return bytes;
+}
+
+/// The term of the memory model each tensor of `func` counts in: its
+/// argument's role; for a value its phase and what reads it; a value that
+/// takes an argument's buffer (its next value) counts as the argument.
+static int64_t PeakComposition::*
+getMemoryTerm(func::FuncOp func, const TensorLifetime &lifetime,
+              const llvm::DenseMap<int64_t, ArgumentRole> &roleAtOffset) {
+  using Term = int64_t PeakComposition::*;
+  auto termOf = [&](ArgumentRole role, bool stale) -> Term {
+    switch (role) {
+    case ArgumentRole::Param:
+      return &PeakComposition::parameters;
+    case ArgumentRole::OptState:
+      return &PeakComposition::optimizerState;
+    case ArgumentRole::Input:
+    case ArgumentRole::Label:
+      return &PeakComposition::inputs;
+    case ArgumentRole::Carry:
+      return stale ? &PeakComposition::parameters
+                   : &PeakComposition::activations;
+    }
+    llvm_unreachable("unknown argument role");
+  };
+  if (auto argument = dyn_cast<BlockArgument>(lifetime.value))
+    return termOf(roleAtOffset.at(lifetime.offset),
+                  func.getArgAttr(argument.getArgNumber(), kStaleOfAttrName) !=
+                      nullptr);
+  auto argument = roleAtOffset.find(lifetime.offset);
+  if (argument != roleAtOffset.end())
+    return termOf(argument->second, argument->second == ArgumentRole::Carry);
+  Operation *writer = lifetime.value.getDefiningOp();
+  auto readIn = [&](Phase phase) {
+    return llvm::any_of(lifetime.value.getUsers(), [&](Operation *user) {
+      return user->hasAttr(kPhaseAttrName) && getPhase(user) == phase;
+    });
+  };
+  if (!writer->hasAttr(kPhaseAttrName))
+    return &PeakComposition::temporaries;
+  if (getPhase(writer) == Phase::Forward && readIn(Phase::Backward))
+    return &PeakComposition::activations;
+  if (getPhase(writer) == Phase::Backward && readIn(Phase::Update))
+    return &PeakComposition::gradients;
+  return &PeakComposition::temporaries;
+}
+
+/// A sweep over the tensors' lifetimes for the position with the most
+/// bytes live. A tensor whose buffer a result takes over (in place, or an
+/// argument's next value) stops counting where that result starts.
+static FailureOr<PeakComposition>
+measurePeakComposition(func::FuncOp func, ArrayRef<ModelArgument> arguments) {
+  FailureOr<SmallVector<TensorLifetime>> lifetimes = getTensorLifetimes(func);
+  if (failed(lifetimes))
+    return failure();
+  llvm::DenseMap<int64_t, ArgumentRole> roleAtOffset;
+  for (const ModelArgument &argument : arguments)
+    if (std::optional<int64_t> offset =
+            getArenaOffset(func.getArgument(argument.index)))
+      roleAtOffset[*offset] = argument.role;
+  std::set<std::pair<int64_t, int64_t>> starts; // (offset, start)
+  int64_t positions = 0;
+  for (const TensorLifetime &lifetime : *lifetimes) {
+    starts.insert({lifetime.offset, lifetime.start});
+    positions = std::max(positions, lifetime.end + 2);
+  }
+  // change[term][p + 1]: bytes of `term` that start or stop being live at
+  // position p.
+  constexpr std::array<int64_t PeakComposition::*, 6> terms = {
+      &PeakComposition::parameters, &PeakComposition::optimizerState,
+      &PeakComposition::inputs,     &PeakComposition::activations,
+      &PeakComposition::gradients,  &PeakComposition::temporaries};
+  std::vector<PeakComposition> change(positions + 1);
+  for (const TensorLifetime &lifetime : *lifetimes) {
+    int64_t end = lifetime.end;
+    if (end > lifetime.start && starts.count({lifetime.offset, end}))
+      --end;
+    auto term = getMemoryTerm(func, lifetime, roleAtOffset);
+    change[lifetime.start + 1].*term += lifetime.bytes;
+    change[end + 2].*term -= lifetime.bytes;
+  }
+  PeakComposition live, peak;
+  for (int64_t p = -1; p + 1 < positions; ++p) {
+    for (auto term : terms)
+      live.*term += change[p + 1].*term;
+    if (live.getLiveBytes() > peak.getLiveBytes()) {
+      peak = live;
+      peak.position = p;
+    }
+  }
+  if (peak.position >= 0) {
+    Operation &op = *std::next(func.getBody().front().begin(), peak.position);
+    peak.op = "'" + op.getName().getStringRef().str() + "'";
+    if (op.hasAttr(kPhaseAttrName))
+      peak.op += getPhase(&op) == Phase::Forward    ? " (forward)"
+                 : getPhase(&op) == Phase::Backward ? " (backward)"
+                                                    : " (update)";
+  }
+  return peak;
 }
 
 FailureOr<CompiledFigures> mlir::parc::measureCompiledProgram(func::FuncOp func) {
@@ -65,6 +166,10 @@ FailureOr<CompiledFigures> mlir::parc::measureCompiledProgram(func::FuncOp func)
   figures.activationBytes =
       getBytesCarried(func, Phase::Forward, Phase::Backward);
   figures.collectives = collectCollectives(func);
+  FailureOr<PeakComposition> peak = measurePeakComposition(func, *arguments);
+  if (failed(peak))
+    return failure();
+  figures.peak = std::move(*peak);
   return figures;
 }
 
@@ -93,6 +198,16 @@ void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
   if (predicted)
     printPrediction(os, predicted->peakMemoryBytesPerRank, arena);
   os << "\n";
+  const PeakComposition &peak = figures.peak;
+  os << "  at the most bytes live ("
+     << (peak.position < 0
+             ? std::string("before the first op")
+             : "op #" + std::to_string(peak.position) + " " + peak.op)
+     << "): parameters " << peak.parameters << ", optimizer state "
+     << peak.optimizerState << ", inputs " << peak.inputs
+     << ", saved activations " << peak.activations << ", gradients "
+     << peak.gradients << ", temporaries " << peak.temporaries
+     << "; unused by the placement " << arena - peak.getLiveBytes() << "\n";
   os << "parameter bytes per rank: " << figures.parameterBytes << "\n";
   os << "gradient bytes per rank: " << figures.gradientBytes << "\n";
   os << "optimizer state bytes per rank: " << figures.optimizerStateBytes

@@ -1,8 +1,8 @@
 //===- MemoryPlan.cpp - liveness-based placement in one arena -------------===//
 //
-// Tensors are placed in program order by best fit over the arena's free
-// ranges (O(log n) per tensor). Two kinds of results take a buffer that
-// already exists instead of a new one:
+// Arguments lie at the bottom of the arena, in order. Results are placed
+// once all lifetimes are known, largest first (placeBySize). Two kinds of
+// results take a buffer that already exists instead of a new one:
 //
 // - donation: a result named like an argument (a parameter's, an optimizer
 //   state's or the step counter's next value) is written into the
@@ -24,8 +24,7 @@
 
 #include "mlir/IR/Builders.h"
 
-#include <map>
-#include <set>
+#include <numeric>
 
 namespace mlir::parc {
 #define GEN_PASS_DEF_MEMORYPLANPASS
@@ -68,73 +67,55 @@ bool mlir::parc::mayWriteOver(Operation *op, Value operand, Value result) {
 
 namespace {
 
-/// Best fit over the free ranges below the arena's top: the smallest free
-/// range that holds the tensor (the lowest of equal ones), else the top
-/// grows. Freed ranges merge with their free neighbours; a free range that
-/// reaches the top lowers it.
-class Arena {
-public:
-  int64_t allocate(int64_t bytes) {
-    bytes = llvm::alignTo(bytes, kAlignment);
-    auto fit = bySize.lower_bound({bytes, 0});
-    int64_t offset;
-    if (fit != bySize.end()) {
-      auto [size, start] = *fit;
-      removeFree(start);
-      offset = start;
-      if (size > bytes)
-        addFree(start + bytes, size - bytes);
-    } else {
-      offset = top;
-      top += bytes;
-      peak = std::max(peak, top);
-    }
-    sizes[offset] = bytes;
-    return offset;
-  }
-
-  void release(int64_t offset) {
-    int64_t start = offset, size = sizes.at(offset);
-    sizes.erase(offset);
-    // Merge with the free neighbours on both sides.
-    auto next = byOffset.lower_bound(start);
-    if (next != byOffset.end() && next->first == start + size) {
-      size += next->second;
-      removeFree(next->first);
-    }
-    auto previous = byOffset.lower_bound(start);
-    if (previous != byOffset.begin()) {
-      --previous;
-      if (previous->first + previous->second == start) {
-        start = previous->first;
-        size += previous->second;
-        removeFree(start);
-      }
-    }
-    if (start + size == top)
-      top = start;
-    else
-      addFree(start, size);
-  }
-
-  int64_t getPeak() const { return peak; }
-
-private:
-  void addFree(int64_t start, int64_t size) {
-    byOffset[start] = size;
-    bySize.insert({size, start});
-  }
-  void removeFree(int64_t start) {
-    auto it = byOffset.find(start);
-    bySize.erase({it->second, start});
-    byOffset.erase(it);
-  }
-
-  std::map<int64_t, int64_t> byOffset;           // start -> size
-  std::set<std::pair<int64_t, int64_t>> bySize;  // (size, start)
-  llvm::DenseMap<int64_t, int64_t> sizes;        // allocated start -> size
-  int64_t top = 0, peak = 0;
+/// Tensors that share one buffer (a result written over an operand that
+/// dies at its op), live from the first's definition to the last's end.
+struct Buffer {
+  int64_t bytes = 0, start = 0, end = 0;
+  int64_t offset = 0;
 };
+
+/// Offline placement by size (Pisarchyk and Lee, "Efficient Memory
+/// Management for Deep Neural Net Inference", 2020; TFLite's greedy-by-size
+/// planner): the largest buffers first, each in the smallest gap left by
+/// the placed buffers whose lifetimes overlap its own, else above them.
+/// Knowing every lifetime up front keeps a short-lived buffer out of a gap a
+/// long-lived one needs later, which placement in program order cannot.
+/// O(n m) for m buffers placed, bounded by those live at once in practice.
+int64_t placeBySize(MutableArrayRef<Buffer> buffers) {
+  SmallVector<int64_t> order(buffers.size());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(order, [&](int64_t a, int64_t b) {
+    return std::make_pair(-buffers[a].bytes, buffers[a].start) <
+           std::make_pair(-buffers[b].bytes, buffers[b].start);
+  });
+  SmallVector<int64_t> placed; // by offset
+  int64_t top = 0;
+  for (int64_t index : order) {
+    Buffer &buffer = buffers[index];
+    if (buffer.bytes == 0)
+      continue;
+    int64_t below = 0, best = -1, bestGap = 0;
+    for (int64_t other : placed) {
+      const Buffer &neighbour = buffers[other];
+      if (neighbour.end < buffer.start || buffer.end < neighbour.start)
+        continue;
+      int64_t gap = neighbour.offset - below;
+      if (gap >= buffer.bytes && (best < 0 || gap < bestGap)) {
+        best = below;
+        bestGap = gap;
+      }
+      below = std::max(below, neighbour.offset + neighbour.bytes);
+    }
+    buffer.offset = best >= 0 ? best : below;
+    top = std::max(top, buffer.offset + buffer.bytes);
+    placed.insert(llvm::upper_bound(placed, buffer.offset,
+                                    [&](int64_t offset, int64_t other) {
+                                      return offset < buffers[other].offset;
+                                    }),
+                  index);
+  }
+  return top;
+}
 
 struct MemoryPlanPass : public parc::impl::MemoryPlanPassBase<MemoryPlanPass> {
   void runOnOperation() override;
@@ -191,63 +172,72 @@ void MemoryPlanPass::runOnOperation() {
     }
   }
 
-  Arena arena;
-  int64_t total = 0;
-  llvm::DenseMap<Value, int64_t> offsetOf;
+  // Arguments persist across steps: they lie below everything else.
+  int64_t argumentBytes = 0, total = 0;
+  llvm::DenseMap<Value, int64_t> argumentOffset;
   // All argument attributes at once: one setArgAttr each would rebuild the
   // whole list every time.
   SmallVector<DictionaryAttr> argumentAttrs;
   for (BlockArgument argument : body.getArguments()) {
     int64_t bytes = getTensorBytes(argument.getType());
     total += bytes;
-    offsetOf[argument] = arena.allocate(bytes);
+    argumentOffset[argument] = argumentBytes;
     NamedAttrList attrs(func.getArgAttrDict(argument.getArgNumber()));
-    attrs.set(kArgOffsetAttrName, builder.getI64IntegerAttr(offsetOf[argument]));
+    attrs.set(kArgOffsetAttrName, builder.getI64IntegerAttr(argumentBytes));
     argumentAttrs.push_back(attrs.getDictionary(&getContext()));
+    argumentBytes += llvm::alignTo(bytes, kAlignment);
   }
   func.setAllArgAttrs(argumentAttrs);
-  for (Operation &op : body) {
-    if (&op == terminator)
-      break;
-    SmallVector<int64_t> offsets;
-    // Operands whose buffer a result of this op took: not freed.
+
+  // Each result takes the buffer of the argument it is the next value of,
+  // or of an operand that dies at its op and that it may write over, or a
+  // buffer of its own.
+  int64_t end = position[terminator];
+  SmallVector<Buffer> buffers;
+  llvm::DenseMap<Value, int64_t> bufferOf;
+  for (Operation &op : body.without_terminator()) {
+    // Operands whose buffer a result of this op took.
     llvm::DenseSet<Value> taken;
     for (Value result : op.getResults()) {
-      int64_t bytes = getTensorBytes(result.getType());
-      total += bytes;
-      std::optional<int64_t> offset;
-      if (auto argument = donatedTo.lookup(result)) {
-        offset = offsetOf[argument];
-      } else {
-        for (Value operand : op.getOperands())
-          if (!isa<BlockArgument>(operand) && lastUse.lookup(operand) == &op &&
-              !persistent.contains(operand) && !taken.contains(operand) &&
-              mayWriteOver(&op, operand, result)) {
-            offset = offsetOf[operand];
-            taken.insert(operand);
-            break;
-          }
+      total += getTensorBytes(result.getType());
+      if (donatedTo.count(result))
+        continue;
+      Operation *last = lastUse.lookup(result);
+      int64_t resultEnd = persistent.contains(result) ? end
+                          : last                      ? position[last]
+                                                      : position[&op];
+      std::optional<int64_t> shared;
+      for (Value operand : op.getOperands())
+        if (!isa<BlockArgument>(operand) && lastUse.lookup(operand) == &op &&
+            !persistent.contains(operand) && !taken.contains(operand) &&
+            mayWriteOver(&op, operand, result)) {
+          shared = bufferOf.lookup(operand);
+          taken.insert(operand);
+          break;
+        }
+      if (shared) {
+        buffers[*shared].end = std::max(buffers[*shared].end, resultEnd);
+        bufferOf[result] = *shared;
+        continue;
       }
-      if (!offset)
-        offset = arena.allocate(bytes);
-      offsetOf[result] = *offset;
-      offsets.push_back(*offset);
+      bufferOf[result] = buffers.size();
+      buffers.push_back({static_cast<int64_t>(llvm::alignTo(
+                             getTensorBytes(result.getType()), kAlignment)),
+                         position[&op], resultEnd});
     }
-    op.setAttr(kOpOffsetsAttrName, builder.getDenseI64ArrayAttr(offsets));
-    // Operands that die here are freed only after this op's results are
-    // placed: an op writes over its inputs only where it may.
-    llvm::DenseSet<Value> freed;
-    for (Value operand : op.getOperands())
-      if (!isa<BlockArgument>(operand) && lastUse.lookup(operand) == &op &&
-          !persistent.contains(operand) && !taken.contains(operand) &&
-          freed.insert(operand).second)
-        arena.release(offsetOf[operand]);
-    // A result nothing reads dies at once.
-    for (Value result : op.getResults())
-      if (result.use_empty() && !donatedTo.count(result))
-        arena.release(offsetOf[result]);
   }
-  func->setAttr(kArenaBytesAttrName, builder.getI64IntegerAttr(arena.getPeak()));
+  int64_t resultBytes = placeBySize(buffers);
+  for (Operation &op : body.without_terminator()) {
+    SmallVector<int64_t> offsets;
+    for (Value result : op.getResults())
+      offsets.push_back(donatedTo.count(result)
+                            ? argumentOffset.lookup(donatedTo.lookup(result))
+                            : argumentBytes +
+                                  buffers[bufferOf.lookup(result)].offset);
+    op.setAttr(kOpOffsetsAttrName, builder.getDenseI64ArrayAttr(offsets));
+  }
+  func->setAttr(kArenaBytesAttrName,
+                builder.getI64IntegerAttr(argumentBytes + resultBytes));
   func->setAttr(kTensorBytesAttrName, builder.getI64IntegerAttr(total));
   if (failed(verifyMemoryPlan(func)))
     signalPassFailure();

@@ -21,16 +21,6 @@ namespace mlir::parc {
 using namespace mlir;
 using namespace mlir::parc;
 
-namespace {
-struct Lifetime {
-  Value value;
-  int64_t offset, bytes;
-  /// Positions of the op that writes it (-1: an argument) and of the last
-  /// op that reads it.
-  int64_t start, end;
-};
-} // namespace
-
 /// How a diagnostic names a tensor.
 static std::string describe(Value value) {
   if (auto argument = dyn_cast<BlockArgument>(value))
@@ -40,7 +30,8 @@ static std::string describe(Value value) {
          result.getOwner()->getName().getStringRef().str() + "'";
 }
 
-LogicalResult mlir::parc::verifyMemoryPlan(func::FuncOp func) {
+FailureOr<SmallVector<TensorLifetime>>
+mlir::parc::getTensorLifetimes(func::FuncOp func) {
   Block &body = func.getBody().front();
   Operation *terminator = body.getTerminator();
   auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName);
@@ -55,7 +46,7 @@ LogicalResult mlir::parc::verifyMemoryPlan(func::FuncOp func) {
   }
   int64_t end = position[terminator];
 
-  SmallVector<Lifetime> lifetimes;
+  SmallVector<TensorLifetime> lifetimes;
   auto add = [&](Value value, int64_t start) -> LogicalResult {
     std::optional<int64_t> offset = getArenaOffset(value);
     int64_t bytes = getTensorBytes(value.getType());
@@ -86,11 +77,11 @@ LogicalResult mlir::parc::verifyMemoryPlan(func::FuncOp func) {
     returnedAs[name] = value;
   llvm::DenseSet<Value> returned(terminator->getOperands().begin(),
                                  terminator->getOperands().end());
-  llvm::DenseMap<int64_t, SmallVector<Lifetime *>> resultsAt;
-  for (Lifetime &lifetime : lifetimes)
+  llvm::DenseMap<int64_t, SmallVector<TensorLifetime *>> resultsAt;
+  for (TensorLifetime &lifetime : lifetimes)
     if (!isa<BlockArgument>(lifetime.value))
       resultsAt[lifetime.offset].push_back(&lifetime);
-  for (Lifetime &lifetime : lifetimes) {
+  for (TensorLifetime &lifetime : lifetimes) {
     if (returned.contains(lifetime.value)) {
       lifetime.end = end;
       continue;
@@ -103,24 +94,32 @@ LogicalResult mlir::parc::verifyMemoryPlan(func::FuncOp func) {
     Value next = name ? returnedAs.lookup(name.getValue()) : Value();
     auto sharing = resultsAt.find(lifetime.offset);
     bool donated = next && sharing != resultsAt.end() &&
-                   llvm::any_of(sharing->second, [&](Lifetime *result) {
+                   llvm::any_of(sharing->second, [&](TensorLifetime *result) {
                      return result->value == next &&
                             result->bytes == lifetime.bytes;
                    });
     if (!donated)
       lifetime.end = end;
   }
+  llvm::stable_sort(lifetimes,
+                    [](const TensorLifetime &a, const TensorLifetime &b) {
+                      return a.start < b.start;
+                    });
+  return lifetimes;
+}
 
-  llvm::stable_sort(lifetimes, [](const Lifetime &a, const Lifetime &b) {
-    return a.start < b.start;
-  });
-  std::map<int64_t, const Lifetime *> live;           // by offset
-  std::multimap<int64_t, const Lifetime *> endings;   // by end
-  auto expire = [&](std::multimap<int64_t, const Lifetime *>::iterator it) {
-    live.erase(it->second->offset);
-    return endings.erase(it);
-  };
-  for (const Lifetime &lifetime : lifetimes) {
+LogicalResult mlir::parc::verifyMemoryPlan(func::FuncOp func) {
+  FailureOr<SmallVector<TensorLifetime>> lifetimes = getTensorLifetimes(func);
+  if (failed(lifetimes))
+    return failure();
+  std::map<int64_t, const TensorLifetime *> live;         // by offset
+  std::multimap<int64_t, const TensorLifetime *> endings; // by end
+  auto expire =
+      [&](std::multimap<int64_t, const TensorLifetime *>::iterator it) {
+        live.erase(it->second->offset);
+        return endings.erase(it);
+      };
+  for (const TensorLifetime &lifetime : *lifetimes) {
     while (!endings.empty() && endings.begin()->first < lifetime.start)
       expire(endings.begin());
     // An operand read for the last time by the op that writes this tensor
@@ -132,7 +131,7 @@ LogicalResult mlir::parc::verifyMemoryPlan(func::FuncOp func) {
                    mayWriteOver(writer, it->second->value, lifetime.value)
                ? expire(it)
                : std::next(it);
-    auto clash = [&](const Lifetime *other) {
+    auto clash = [&](const TensorLifetime *other) {
       InFlightDiagnostic diag = emitError(
           isa<BlockArgument>(lifetime.value) ? func.getLoc()
                                              : lifetime.value.getLoc(),
@@ -148,7 +147,7 @@ LogicalResult mlir::parc::verifyMemoryPlan(func::FuncOp func) {
         after->second->offset < lifetime.offset + lifetime.bytes)
       return clash(after->second);
     if (after != live.begin()) {
-      const Lifetime *before = std::prev(after)->second;
+      const TensorLifetime *before = std::prev(after)->second;
       if (before->offset + before->bytes > lifetime.offset)
         return clash(before);
     }

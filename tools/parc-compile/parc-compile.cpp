@@ -270,7 +270,7 @@ int main(int argc, char **argv) {
   SmallVector<std::string> executables;
   SmallVector<OwningOpRef<ModuleOp>> programs;
   int64_t ranks = 1;
-  SmallVector<CompiledFigures> figures;
+  std::vector<CompiledFigures> figures;
   for (func::FuncOp func : functions) {
     FailureOr<CompiledFigures> measured = measureCompiledProgram(func);
     if (failed(measured))

@@ -18,6 +18,26 @@
 
 namespace mlir::parc {
 
+/// What a memory plan holds at the moment the most bytes are live at once,
+/// by the terms of the planner's memory model.
+struct PeakComposition {
+  /// The body position of the op at which it happens (-1: before the
+  /// first op), and the op's name and phase.
+  int64_t position = -1;
+  std::string op;
+  /// Parameters include PipeDream-2BW's stale versions; activations are
+  /// forward values the backward pass reads (and carried activations);
+  /// gradients are backward values the optimizer update reads; inputs are
+  /// the input and label arguments; temporaries are all other values.
+  int64_t parameters = 0, optimizerState = 0, inputs = 0, activations = 0,
+          gradients = 0, temporaries = 0;
+
+  int64_t getLiveBytes() const {
+    return parameters + optimizerState + inputs + activations + gradients +
+           temporaries;
+  }
+};
+
 struct CompiledFigures {
   int64_t ranks = 1;
   /// The static memory plan's peak per rank, and the sum of all tensors.
@@ -35,6 +55,8 @@ struct CompiledFigures {
   int64_t staleWeightBytes = 0;
   int64_t carriedActivationBytes = 0;
   SmallVector<CollectiveRecord> collectives;
+  /// The arena's peak less this is space its placement leaves unused.
+  PeakComposition peak;
 
   /// Bytes one rank sends per step.
   double getTrafficBytes() const;

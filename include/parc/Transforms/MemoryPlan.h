@@ -22,6 +22,20 @@ std::optional<int64_t> getArenaOffset(Value value);
 /// (InPlaceElementwise, the same type).
 bool mayWriteOver(Operation *op, Value operand, Value result);
 
+/// Where a tensor lies in a memory plan and when it is live: from the
+/// position in the body of the op that writes it (-1: an argument) to that
+/// of the last op that reads it (the return's for a tensor that lives to
+/// the end: a returned value, an argument whose buffer no next value takes).
+struct TensorLifetime {
+  Value value;
+  int64_t offset, bytes, start, end;
+};
+
+/// The lifetimes of `func`'s tensors (of at least one byte) under its
+/// memory plan, by start. Fails with a diagnostic at a tensor that has no
+/// offset or lies outside the arena.
+FailureOr<SmallVector<TensorLifetime>> getTensorLifetimes(func::FuncOp func);
+
 /// Checks `func`'s memory plan: every tensor has an offset inside the arena,
 /// no two tensors that are live at once overlap (a result may take the
 /// buffer of an operand its op may write over, and an argument's buffer

@@ -203,9 +203,10 @@ def MemoryPlanPass : Pass<"parc-plan-memory", "::mlir::func::FuncOp"> {
   let description = [{
     Each tensor lives from the op that defines it to its last use;
     arguments for the whole program (they persist across steps) and
-    results from their definition to the end of the step. Offsets are
-    assigned best-fit in order of definition (O(log n) each), 64-byte
-    aligned, reusing the space of dead tensors. A result named like an
+    results from their definition to the end of the step. Arguments lie
+    at the bottom of the arena; results are placed once every lifetime is
+    known, largest first, each in the smallest gap the tensors live at the
+    same time leave (greedy by size), 64-byte aligned. A result named like an
     argument (a parameter's next value) is written into the argument's
     buffer once nothing else reads it (donation), and a result of an
     InPlaceElementwise op takes the buffer of an operand of its type that
