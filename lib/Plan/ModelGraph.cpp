@@ -6,6 +6,9 @@
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/Transforms/Autodiff.h"
+#include "parc/Transforms/Recompute.h"
+
+#include "mlir/IR/IRMapping.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
@@ -30,6 +33,14 @@ static std::string getStructure(ArrayRef<Operation *> ops) {
     os << ";";
   }
   return text;
+}
+
+Segment ModelGraph::getOwnerSegment(int64_t owner) const {
+  if (owner == 0)
+    return {Segment::Pre};
+  if (owner > getNumLayers())
+    return {Segment::Post};
+  return {Segment::Layer, layerClasses[owner - 1]};
 }
 
 FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
@@ -86,6 +97,31 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
       return emitError(op.getLoc())
              << "'" << op.getName()
              << "' of the backward pass has no sharding rule";
+
+  // What the backward pass keeps under each recomputation: the compiler's
+  // own recomputation applied to a copy, every layer recomputed.
+  std::set<int64_t> layerIndices = getLayerIndices(training);
+  llvm::DenseMap<int, llvm::DenseSet<Value>> keptUnder;
+  for (RecomputeGranularity granularity :
+       {RecomputeGranularity::Selective, RecomputeGranularity::Full}) {
+    llvm::DenseSet<Value> &kept = keptUnder[int(granularity)];
+    if (layerIndices.empty())
+      continue;
+    IRMapping mapping;
+    OwningOpRef<func::FuncOp> copy(
+        cast<func::FuncOp>(training->clone(mapping)));
+    if (failed(recomputeLayers(*copy, layerIndices, granularity,
+                               [&] { return emitError(func.getLoc()); })))
+      return failure();
+    for (Operation *op : forwardOps)
+      for (auto [result, copied] :
+           llvm::zip(op->getResults(), mapping.lookup(op)->getResults()))
+        if (llvm::any_of(copied.getUsers(), [&](Operation *user) {
+              return getPhase(user) != Phase::Forward &&
+                     !isa<func::ReturnOp>(user);
+            }))
+          kept.insert(result);
+  }
 
   // Token and batch dimensions start at the inputs.
   SmallVector<std::pair<Value, SmallVector<bool>>> tokenSeeds, batchSeeds;
@@ -203,6 +239,10 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
           !node.backward && llvm::any_of(result.getUsers(), [&](Operation *u) {
             return !forward.contains(u) && !isa<func::ReturnOp>(u);
           }));
+      node.keptSelective.push_back(
+          keptUnder[int(RecomputeGranularity::Selective)].contains(result));
+      node.keptFull.push_back(
+          keptUnder[int(RecomputeGranularity::Full)].contains(result));
       node.batchScaled.push_back(batches.spans(result));
     }
     for (Value operand : op->getOperands())
@@ -312,6 +352,69 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
       continue;
     addEdge(nodeOf(value.getDefiningOp()),
             cast<OpResult>(value).getResultNumber(), node->second, 0, true);
+  }
+
+  // The tensors and ops in program order, each with its owner.
+  int64_t layers = graph.layerClasses.size();
+  llvm::DenseMap<Operation *, int64_t> ownerOf;
+  for (auto [ordinal, entry] : llvm::enumerate(layerOps))
+    for (Operation *op : entry.second)
+      ownerOf[op] = ordinal + 1;
+  int64_t lastLayerBackward = -1;
+  llvm::DenseMap<Operation *, int64_t> positionOf;
+  for (auto [index, op] : llvm::enumerate(body)) {
+    positionOf[&op] = index;
+    if (ownerOf.count(&op) && !forward.contains(&op))
+      lastLayerBackward = index;
+  }
+  for (Operation *op : postOps)
+    // The backward ops after the layers' are the part before them.
+    ownerOf[op] = !forward.contains(op) && positionOf[op] > lastLayerBackward
+                      ? 0
+                      : layers + 1;
+  llvm::DenseSet<Value> gradients;
+  for (auto [value, name] : llvm::zip(returnOp.getOperands(), resultNames))
+    if (StringRef(name).ends_with(".grad") && !isa<BlockArgument>(value))
+      gradients.insert(value);
+  // A backward tensor that only goes into gradients is a part of one.
+  for (Operation &op : llvm::reverse(body.without_terminator()))
+    for (Value result : op.getResults())
+      if (!forward.contains(&op) && !result.use_empty() &&
+          llvm::all_of(result.getUsers(), [&](Operation *user) {
+            return user != returnOp &&
+                   llvm::all_of(user->getResults(), [&](Value value) {
+                     return gradients.contains(value);
+                   });
+          }))
+        gradients.insert(result);
+  int64_t returnPosition = positionOf[returnOp];
+  for (Operation &op : body.without_terminator()) {
+    int64_t position = positionOf[&op];
+    LiveOp live{ownerOf.lookup(&op), !forward.contains(&op), {}};
+    for (Value operand : op.getOperands())
+      if (auto argument = dyn_cast<BlockArgument>(operand)) {
+        auto node = graph.argumentNodes.find(argument.getArgNumber());
+        if (node != graph.argumentNodes.end() &&
+            graph.nodes[node->second].kind == GraphNode::Param)
+          live.parameterNodes.push_back(node->second);
+      }
+    graph.liveOps.push_back(std::move(live));
+    for (OpResult result : op.getResults()) {
+      int64_t end = position;
+      for (Operation *user : result.getUsers())
+        end = std::max(end, user == returnOp ? returnPosition
+                                             : positionOf.lookup(user));
+      LiveTensor::Kind kind = LiveTensor::Temporary;
+      if (forward.contains(&op) &&
+          llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !forward.contains(user) && user != returnOp;
+          }))
+        kind = LiveTensor::Saved;
+      else if (gradients.contains(result))
+        kind = LiveTensor::Gradient;
+      graph.liveTensors.push_back({nodeOf(&op), result.getResultNumber(),
+                                   position, end, ownerOf.lookup(&op), kind});
+    }
   }
 
   // Forward ops of the function as given share their copies' nodes.

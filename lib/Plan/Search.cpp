@@ -58,7 +58,7 @@ struct LayerFigures {
   std::vector<double> time;       // per micro-batch, forward+backward+comm
   std::vector<double> recompute;  // extra forward time
   std::vector<double> activation; // bytes kept per micro-batch
-  std::vector<double> temporary;  // bytes alive while the layer runs
+  std::vector<const SegmentCost *> cost;
   std::vector<double> parameters;
   std::vector<double> output;
 };
@@ -67,9 +67,10 @@ struct LayerFigures {
 /// forward+backward+tp time and recomputation, what the stage holds, and its
 /// layers; the slowest stage; the point-to-point time per micro-batch.
 struct StageFigures {
-  std::vector<double> time, recompute, parameters, activations, temporary,
-      boundary;
+  std::vector<double> time, recompute, parameters, boundary;
   std::vector<int64_t> layers;
+  /// The stage's layers in model order.
+  std::vector<std::vector<int64_t>> layerIndices;
   int64_t slowest = 0;
   double pointToPoint = 0;
 };
@@ -96,7 +97,7 @@ private:
                  const SegmentCost &layerCost, const SegmentCost &pre,
                  const SegmentCost &post) const;
   void priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
-                   const SegmentCost &layerCost, const SegmentCost &pre,
+                   const LayerFigures &layers, const SegmentCost &pre,
                    const SegmentCost &post) const;
   void checkBuildable(EvaluatedPlan &plan) const;
   /// Keeps `plan` if it fits in memory, else rejects it with the amount.
@@ -140,22 +141,20 @@ LayerFigures Searcher::getLayerFigures(const StrategySolution &solution,
     const SegmentCost &cost =
         solution.segments.at({Segment::Layer, layerClass});
     double forward = cost.forwardTime;
-    double extra = 0, kept = cost.activationBytes, temporary = 0;
+    double extra = 0, kept = cost.activationBytes;
     if (recompute == Recompute::Full) {
       // The forward pass runs again, its collectives included.
       extra = forward + cost.forwardCommunicationTime;
-      kept = cost.outputBytes;
-      temporary = cost.activationBytes;
+      kept = cost.fullActivationBytes;
     } else if (recompute == Recompute::Selective) {
       extra = cost.parameterFreeForwardTime;
-      kept = cost.selectiveActivationBytes + cost.outputBytes;
-      temporary = cost.activationBytes - cost.selectiveActivationBytes;
+      kept = cost.selectiveActivationBytes;
     }
     figures.time.push_back(forward + cost.backwardTime +
                            cost.communicationTime);
     figures.recompute.push_back(extra);
     figures.activation.push_back(kept);
-    figures.temporary.push_back(temporary);
+    figures.cost.push_back(&cost);
     figures.parameters.push_back(cost.parameters);
     figures.output.push_back(cost.outputBytes);
   }
@@ -237,10 +236,10 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
                                     const std::vector<int64_t> &sizes) const {
   StageFigures stages;
   for (auto *figures :
-       {&stages.time, &stages.recompute, &stages.parameters,
-        &stages.activations, &stages.temporary, &stages.boundary})
+       {&stages.time, &stages.recompute, &stages.parameters, &stages.boundary})
     figures->assign(pp, 0);
   stages.layers.assign(pp, 0);
+  stages.layerIndices.resize(pp);
   int64_t layer = 0;
   for (size_t c = 0; c < sizes.size(); ++c) {
     int64_t stage = c % pp;
@@ -249,9 +248,7 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
       stages.time[stage] += layers.time[layer];
       stages.recompute[stage] += layers.recompute[layer];
       stages.parameters[stage] += layers.parameters[layer];
-      stages.activations[stage] += layers.activation[layer];
-      stages.temporary[stage] =
-          std::max(stages.temporary[stage], layers.temporary[layer]);
+      stages.layerIndices[stage].push_back(layer);
       stages.boundary[stage] =
           std::max(stages.boundary[stage], layers.output[layer]);
     }
@@ -364,15 +361,38 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
 }
 
 void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
-                           const SegmentCost &layerCost,
-                           const SegmentCost &pre,
+                           const LayerFigures &layers, const SegmentCost &pre,
                            const SegmentCost &post) const {
   bool mixed = options.dtype == "bf16";
   int64_t pp = plan.pp;
+  auto gradientBytes = [&](double parameters) {
+    return getModelStateBytes(parameters, mixed, plan.zero, plan.dp).gradients;
+  };
+  // A part of a stage in program order: what it keeps of a micro-batch for
+  // the backward pass, and the gradients it holds once its backward ran.
+  struct Part {
+    const SegmentCost *cost;
+    double kept, gradients;
+  };
   double peak = -1;
   for (int64_t s = 0; s < pp; ++s) {
-    ModelStateBytes state =
-        getModelStateBytes(stages.parameters[s], mixed, plan.zero, plan.dp);
+    std::vector<Part> parts;
+    if (s == 0)
+      parts.push_back(
+          {&pre, pre.activationBytes, gradientBytes(pre.parameters)});
+    for (int64_t layer : stages.layerIndices[s])
+      parts.push_back({layers.cost[layer], layers.activation[layer],
+                       gradientBytes(layers.parameters[layer])});
+    if (s == pp - 1)
+      // A tied LM head's gradient is held from here until the embedding's
+      // adds to it.
+      parts.push_back({&post, post.activationBytes,
+                       gradientBytes(post.parameters + post.sharedParameters)});
+    double keptAll = 0, gradientsAll = 0;
+    for (const Part &part : parts) {
+      keptAll += part.kept;
+      gradientsAll += part.gradients;
+    }
     // Stage s of a 1F1B pipeline holds p - s micro-batches at its peak.
     double inFlight = 1;
     if (plan.schedule == PipelineSchedule::GPipe)
@@ -381,25 +401,45 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
       inFlight = getInFlightMicrobatches(*plan.schedule, pp, plan.microbatches,
                                          plan.virtualStages) *
                  double(pp - s) / pp;
-    MemoryBreakdown memory;
-    memory.parameters = state.parameters;
-    memory.gradients = state.gradients;
-    memory.optimizerState = state.optimizerState;
-    double edges = (s == 0 ? pre.activationBytes : 0) +
-                   (s == pp - 1 ? post.activationBytes : 0);
-    memory.activations = inFlight * (stages.activations[s] + edges);
-    // The largest op of the training graph holds its operands and results
-    // at once. Under ZeRO-3 those include a parameter gathered for it alone
-    // (parc gathers each right before the op that reads it, and frees it
-    // after), so stage 3 adds nothing here.
-    memory.temporaries =
-        stages.temporary[s] + std::max({pre.largestOpBytes, post.largestOpBytes,
-                                        layerCost.largestOpBytes});
-    if (memory.total() > peak) {
-      peak = memory.total();
-      plan.memory = memory;
-      plan.peakStage = s;
+    // With several micro-batches every gradient is an accumulator held
+    // from the first micro-batch's backward on.
+    bool accumulating = plan.microbatches > 1;
+    ModelStateBytes state =
+        getModelStateBytes(stages.parameters[s], mixed, plan.zero, plan.dp);
+    MemoryBreakdown base;
+    base.parameters = state.parameters;
+    base.optimizerState = state.optimizerState;
+    auto consider = [&](const MemoryBreakdown &memory) {
+      if (memory.total() > peak) {
+        peak = memory.total();
+        plan.memory = memory;
+        plan.peakStage = s;
+      }
+    };
+    // Each part's forward and backward pass: what the part itself needs at
+    // its peak, on top of what the earlier parts keep, the other
+    // micro-batches in flight keep, and the gradients held.
+    double before = 0, after = gradientsAll;
+    for (const Part &part : parts) {
+      after -= part.gradients;
+      double gathered = plan.zero >= 3 ? part.cost->largestParameterBytes : 0.0;
+      for (bool backward : {false, true}) {
+        MemoryBreakdown memory = base;
+        double own = backward ? part.cost->backwardPeakBytes
+                              : part.cost->forwardPeakBytes;
+        double ownSaved = backward ? part.cost->backwardPeakSavedBytes
+                                   : part.cost->forwardPeakSavedBytes;
+        memory.activations = (inFlight - 1) * keptAll + before + ownSaved;
+        memory.temporaries = own - ownSaved + gathered;
+        memory.gradients = accumulating ? gradientsAll : backward ? after : 0.0;
+        consider(memory);
+      }
+      before += part.kept;
     }
+    // The optimizer update: the gradients, each freed into its update.
+    MemoryBreakdown update = base;
+    update.gradients = gradientsAll;
+    consider(update);
   }
 }
 
@@ -533,7 +573,7 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
               schedule ? getBubbleFraction(*schedule, pp, plan.microbatches, v)
                        : 0;
           priceTime(plan, stages, layerCost, pre, post);
-          priceMemory(plan, stages, layerCost, pre, post);
+          priceMemory(plan, stages, layers, pre, post);
           checkBuildable(plan);
           admit(std::move(plan));
         }

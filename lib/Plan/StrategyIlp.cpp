@@ -60,6 +60,58 @@ dist::MeshOp StrategyIlp::getMesh(int64_t tp) {
       builder.getDenseI64ArrayAttr({tp}));
 }
 
+/// The peaks of each segment's forward and backward pass (SegmentCost):
+/// one sweep over the training graph's tensors in program order. At each op
+/// the tensors of its owner, and the temporaries of any, count; the saved
+/// activations and gradients of other owners are what those hold.
+static void
+measurePeaks(const ModelGraph &graph, StrategySolution &solution,
+             llvm::function_ref<double(int64_t, unsigned)> bytesOf) {
+  ArrayRef<LiveTensor> tensors = graph.getLiveTensors();
+  ArrayRef<LiveOp> ops = graph.getLiveOps();
+  int64_t owners = graph.getNumLayers() + 2;
+  // What starts and stops being live at each position.
+  std::vector<SmallVector<int64_t>> starting(ops.size() + 1),
+      ending(ops.size() + 1);
+  std::vector<double> bytes(tensors.size());
+  for (auto [index, tensor] : llvm::enumerate(tensors)) {
+    bytes[index] = bytesOf(tensor.node, tensor.result);
+    starting[tensor.start].push_back(index);
+    ending[std::min<int64_t>(tensor.end + 1, ops.size())].push_back(index);
+  }
+  double live = 0, held = 0;
+  std::vector<double> heldBy(owners, 0), savedBy(owners, 0);
+  auto update = [&](int64_t index, double sign) {
+    const LiveTensor &tensor = tensors[index];
+    live += sign * bytes[index];
+    if (tensor.kind == LiveTensor::Temporary)
+      return;
+    held += sign * bytes[index];
+    heldBy[tensor.owner] += sign * bytes[index];
+    if (tensor.kind == LiveTensor::Saved)
+      savedBy[tensor.owner] += sign * bytes[index];
+  };
+  for (auto [position, op] : llvm::enumerate(ops)) {
+    for (int64_t index : ending[position])
+      update(index, -1);
+    for (int64_t index : starting[position])
+      update(index, +1);
+    SegmentCost &cost = solution.segments[graph.getOwnerSegment(op.owner)];
+    double own = live - (held - heldBy[op.owner]);
+    auto [peak, saved] =
+        op.backward
+            ? std::tie(cost.backwardPeakBytes, cost.backwardPeakSavedBytes)
+            : std::tie(cost.forwardPeakBytes, cost.forwardPeakSavedBytes);
+    if (own > peak) {
+      peak = own;
+      saved = savedBy[op.owner];
+    }
+    for (int64_t parameter : op.parameterNodes)
+      cost.largestParameterBytes =
+          std::max(cost.largestParameterBytes, bytesOf(parameter, 0));
+  }
+}
+
 const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
   auto key = config.key();
   if (auto it = cache.find(key); it != cache.end())
@@ -353,7 +405,6 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     if (candidate.factor >= 0 && totalFlops > 0)
       solution.splitFlopShare +=
           candidate.flops * config.tp * node.instances / totalFlops;
-    segment.largestOpBytes = std::max(segment.largestOpBytes, candidate.opBytes);
     if (node.backward) {
       segment.backwardTime += candidate.time;
       continue;
@@ -364,13 +415,14 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     if (!parameterized)
       segment.parameterFreeForwardTime += candidate.time;
     for (auto [i, result] : llvm::enumerate(node.op->getResults())) {
-      if (!node.savedForBackward[i])
-        continue;
       double bytes = localBytes(result.getType(), candidate.resultLayouts[i],
                                 node.batchScaled[i]);
-      segment.activationBytes += bytes;
-      if (parameterized)
+      if (node.savedForBackward[i])
+        segment.activationBytes += bytes;
+      if (node.keptSelective[i])
         segment.selectiveActivationBytes += bytes;
+      if (node.keptFull[i])
+        segment.fullActivationBytes += bytes;
     }
   }
   std::set<std::pair<int64_t, int>> shared;
@@ -397,6 +449,13 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
           segment.forwardCommunicationTime += share * pair.time;
       }
   }
+  measurePeaks(graph, solution, [&](int64_t node, unsigned result) {
+    const GraphNode &n = nodes[node];
+    Type type = n.kind == GraphNode::Op ? n.op->getResult(result).getType()
+                                        : n.argument.getType();
+    return localBytes(type, solution.layouts[node][result],
+                      n.batchScaled[result]);
+  });
   for (auto &[segment, cost] : solution.segments) {
     if (segment.kind != Segment::Layer)
       continue;

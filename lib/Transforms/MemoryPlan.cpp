@@ -76,18 +76,13 @@ struct Buffer {
 
 /// Offline placement by size (Pisarchyk and Lee, "Efficient Memory
 /// Management for Deep Neural Net Inference", 2020; TFLite's greedy-by-size
-/// planner): the largest buffers first, each in the smallest gap left by
-/// the placed buffers whose lifetimes overlap its own, else above them.
-/// Knowing every lifetime up front keeps a short-lived buffer out of a gap a
+/// planner): buffers in `order`, each in the smallest gap left by the
+/// placed buffers whose lifetimes overlap its own, else above them. Knowing
+/// every lifetime up front keeps a short-lived buffer out of a gap a
 /// long-lived one needs later, which placement in program order cannot.
 /// O(n m) for m buffers placed, bounded by those live at once in practice.
-int64_t placeBySize(MutableArrayRef<Buffer> buffers) {
-  SmallVector<int64_t> order(buffers.size());
-  std::iota(order.begin(), order.end(), 0);
-  llvm::stable_sort(order, [&](int64_t a, int64_t b) {
-    return std::make_pair(-buffers[a].bytes, buffers[a].start) <
-           std::make_pair(-buffers[b].bytes, buffers[b].start);
-  });
+/// Returns the top.
+int64_t placeInOrder(MutableArrayRef<Buffer> buffers, ArrayRef<int64_t> order) {
   SmallVector<int64_t> placed; // by offset
   int64_t top = 0;
   for (int64_t index : order) {
@@ -113,6 +108,33 @@ int64_t placeBySize(MutableArrayRef<Buffer> buffers) {
                                       return offset < buffers[other].offset;
                                     }),
                   index);
+  }
+  return top;
+}
+
+/// The largest first, in the better of two orders among buffers of one
+/// size: the longest-lived first, or the earliest first. Neither wins on
+/// every program, and each costs what one placement does.
+int64_t placeBySize(MutableArrayRef<Buffer> buffers) {
+  SmallVector<int64_t> longestFirst(buffers.size());
+  std::iota(longestFirst.begin(), longestFirst.end(), 0);
+  SmallVector<int64_t> earliestFirst = longestFirst;
+  llvm::stable_sort(longestFirst, [&](int64_t a, int64_t b) {
+    auto key = [&](const Buffer &x) {
+      return std::make_tuple(-x.bytes, x.start - x.end, x.start);
+    };
+    return key(buffers[a]) < key(buffers[b]);
+  });
+  llvm::stable_sort(earliestFirst, [&](int64_t a, int64_t b) {
+    return std::make_pair(-buffers[a].bytes, buffers[a].start) <
+           std::make_pair(-buffers[b].bytes, buffers[b].start);
+  });
+  SmallVector<Buffer> alternative(buffers.begin(), buffers.end());
+  int64_t top = placeInOrder(buffers, longestFirst);
+  int64_t alternativeTop = placeInOrder(alternative, earliestFirst);
+  if (alternativeTop < top) {
+    llvm::copy(alternative, buffers.begin());
+    top = alternativeTop;
   }
   return top;
 }

@@ -63,12 +63,39 @@ struct GraphNode {
   SmallVector<bool> batchFactors;
   /// Whether the op belongs to the backward pass.
   bool backward = false;
-  /// Per result: whether the backward pass reads it.
-  SmallVector<bool> savedForBackward;
+  /// Per result: whether the backward pass reads it, and whether it still
+  /// does when every layer is recomputed, selectively or fully.
+  SmallVector<bool> savedForBackward, keptSelective, keptFull;
   /// Per result (the argument for Param/Input), and per operand: whether it
   /// scales with the batch.
   SmallVector<bool> batchScaled;
   SmallVector<bool> operandBatchScaled;
+};
+
+/// A tensor of the training graph, for the peak of memory. Positions count
+/// the training graph's ops in program order; owners number the parts a
+/// rank may hold: 0 before the layers (and the backward ops after the last
+/// layer's), 1..L the layers in model order, L + 1 after the layers.
+struct LiveTensor {
+  /// The node and result whose layout and bytes it has.
+  int64_t node;
+  unsigned result;
+  /// Positions of the op that writes it and of the last op that reads it.
+  int64_t start, end;
+  int64_t owner;
+  /// A forward tensor the backward pass reads, or a parameter's gradient
+  /// (or a part of one the backward pass adds to it later): what the
+  /// owner's segment holds while other segments run. Anything else is a
+  /// temporary of the segment.
+  enum Kind { Temporary, Saved, Gradient } kind;
+};
+
+/// An op of the training graph at its position.
+struct LiveOp {
+  int64_t owner;
+  bool backward;
+  /// The parameter nodes it reads (ZeRO-3 gathers them for it).
+  SmallVector<int64_t, 2> parameterNodes;
 };
 
 /// A use of a node's result by a node's operand; `uses` counts the model's
@@ -112,6 +139,11 @@ public:
       return std::nullopt;
     return it->second;
   }
+  /// The training graph's tensors (not its arguments) and ops, in program
+  /// order, and the segment each owner's ops belong to.
+  ArrayRef<LiveTensor> getLiveTensors() const { return liveTensors; }
+  ArrayRef<LiveOp> getLiveOps() const { return liveOps; }
+  Segment getOwnerSegment(int64_t owner) const;
   int64_t getParameterCount() const { return parameterCount; }
   int64_t getForwardFlops() const { return forwardFlops; }
 
@@ -125,6 +157,8 @@ private:
   llvm::DenseMap<int64_t, int64_t> layerOutputs;
   llvm::DenseMap<Operation *, int64_t> opNodes;
   llvm::DenseMap<unsigned, int64_t> argumentNodes;
+  std::vector<LiveTensor> liveTensors;
+  std::vector<LiveOp> liveOps;
   int64_t batch = 1;
   int64_t parameterCount = 0;
   int64_t forwardFlops = 0;

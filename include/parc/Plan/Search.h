@@ -55,17 +55,16 @@ struct SearchOptions {
   bool overlapGradientReduction = true;
 };
 
-/// Memory of one rank. Parameters and optimizer state persist; during the
-/// forward and backward pass the saved activations and temporaries come on
-/// top, and while the optimizer runs the gradients (freed as each update
-/// consumes its gradient; the update writes the next step's parameters and
-/// state over the old ones).
+/// Memory of one rank at its peak. Parameters and optimizer state persist
+/// (the update writes the next step's over them); the gradients held, the
+/// saved activations kept and the temporaries are those of the moment the
+/// most bytes are live: the same terms parc-compile's summary reports of
+/// the compiled step's peak.
 struct MemoryBreakdown {
   double parameters = 0, gradients = 0, optimizerState = 0, activations = 0,
          temporaries = 0;
   double total() const {
-    return parameters + optimizerState +
-           std::max(activations + temporaries, gradients);
+    return parameters + optimizerState + gradients + activations + temporaries;
   }
 };
 

@@ -49,13 +49,24 @@ struct SegmentCost {
   double communicationBytes = 0;
   /// Forward tensors the backward pass reads.
   double activationBytes = 0;
-  /// What selective recomputation keeps: the saved results of ops that read
-  /// parameters; the parameter-free ops (activations, attention cores,
-  /// elementwise) are recomputed, at `parameterFreeForwardTime`.
-  double selectiveActivationBytes = 0;
+  /// What the backward pass reads when the compiler recomputes every layer
+  /// selectively (it keeps what ops that read parameters make and what the
+  /// parameter-free ops it runs again, at `parameterFreeForwardTime`, read
+  /// from outside them) or fully (it keeps what crosses the layer's
+  /// boundary).
+  double selectiveActivationBytes = 0, fullActivationBytes = 0;
   double parameterFreeForwardTime = 0;
-  /// The largest op's operands and results (a bound on temporaries).
-  double largestOpBytes = 0;
+  /// The most bytes held at once while the segment's forward, and its
+  /// backward, ops run, beyond the model state, the activations other
+  /// segments keep and the gradients they hold: the segment's own tensors
+  /// and those flowing through it, from a sweep over the training graph
+  /// under the chosen layouts. `...SavedBytes` is the part of it that is
+  /// the segment's own saved activations (recomputed, under recomputation).
+  double forwardPeakBytes = 0, forwardPeakSavedBytes = 0;
+  double backwardPeakBytes = 0, backwardPeakSavedBytes = 0;
+  /// The largest parameter one op reads, whole over dp (what ZeRO-3
+  /// gathers for it).
+  double largestParameterBytes = 0;
   /// The segment's output (what a pipeline stage sends, and what full
   /// recomputation keeps of a layer).
   double outputBytes = 0;
