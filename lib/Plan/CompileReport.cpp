@@ -91,9 +91,11 @@ measurePeakComposition(func::FuncOp func, ArrayRef<ModelArgument> arguments) {
   if (failed(lifetimes))
     return failure();
   llvm::DenseMap<int64_t, ArgumentRole> roleAtOffset;
+  // An empty argument shares its offset with the next tensor: it owns none.
   for (const ModelArgument &argument : arguments)
     if (std::optional<int64_t> offset =
-            getArenaOffset(func.getArgument(argument.index)))
+            getArenaOffset(func.getArgument(argument.index));
+        offset && getTensorBytes(argument.type) > 0)
       roleAtOffset[*offset] = argument.role;
   std::set<std::pair<int64_t, int64_t>> starts; // (offset, start)
   int64_t positions = 0;

@@ -101,10 +101,12 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
   // What the backward pass keeps under each recomputation: the compiler's
   // own recomputation applied to a copy, every layer recomputed.
   std::set<int64_t> layerIndices = getLayerIndices(training);
-  llvm::DenseMap<int, llvm::DenseSet<Value>> keptUnder;
+  llvm::DenseSet<Value> keptSelective, keptFull;
   for (RecomputeGranularity granularity :
        {RecomputeGranularity::Selective, RecomputeGranularity::Full}) {
-    llvm::DenseSet<Value> &kept = keptUnder[int(granularity)];
+    llvm::DenseSet<Value> &kept = granularity == RecomputeGranularity::Selective
+                                      ? keptSelective
+                                      : keptFull;
     if (layerIndices.empty())
       continue;
     IRMapping mapping;
@@ -239,10 +241,8 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
           !node.backward && llvm::any_of(result.getUsers(), [&](Operation *u) {
             return !forward.contains(u) && !isa<func::ReturnOp>(u);
           }));
-      node.keptSelective.push_back(
-          keptUnder[int(RecomputeGranularity::Selective)].contains(result));
-      node.keptFull.push_back(
-          keptUnder[int(RecomputeGranularity::Full)].contains(result));
+      node.keptSelective.push_back(keptSelective.contains(result));
+      node.keptFull.push_back(keptFull.contains(result));
       node.batchScaled.push_back(batches.spans(result));
     }
     for (Value operand : op->getOperands())

@@ -67,8 +67,7 @@ struct SegmentCost {
   /// The largest parameter one op reads, whole over dp (what ZeRO-3
   /// gathers for it).
   double largestParameterBytes = 0;
-  /// The segment's output (what a pipeline stage sends, and what full
-  /// recomputation keeps of a layer).
+  /// The segment's output (what a pipeline stage sends).
   double outputBytes = 0;
   double parameters = 0;
   /// Parameters of an earlier segment this one uses too (a tied LM head):
