@@ -191,6 +191,7 @@ static LogicalResult appendAttributes(CrossEntropyGradOp op,
                                       ArrayRef<StringRef>, Ints &ints,
                                       Floats &) {
   ints.push_back(op.getCount());
+  ints.push_back(op.getShard() != nullptr);
   return success();
 }
 

@@ -244,17 +244,26 @@ static LogicalResult crossEntropyGradKernel(CrossEntropyGradOp op,
   const Tensor &logits = *operands[0], &labels = *operands[1];
   double scale = operands[2]->values[0] / op.getCount();
   int64_t classes = logits.shape.back();
+  // A vocab-parallel block: the normalizer is global, labels are shifted.
+  const Tensor *normalizer = op.getNormalizer() ? operands[3] : nullptr;
+  double offset = normalizer ? operands[4]->values[0] * classes : 0.0;
   for (int64_t row = 0; row < labels.getNumElements(); ++row) {
-    double label = labels.values[row];
-    if (failed(checkLabel(op, row, label, classes)))
+    double label = labels.values[row] - offset;
+    if (!normalizer && failed(checkLabel(op, row, label, classes)))
       return failure();
     const double *x = &logits.values[row * classes];
     double *out = &results[0].values[row * classes];
-    double maxValue = *std::max_element(x, x + classes), total = 0;
+    double logTotal;
+    if (normalizer) {
+      logTotal = normalizer->values[row];
+    } else {
+      double maxValue = *std::max_element(x, x + classes), total = 0;
+      for (int64_t c = 0; c < classes; ++c)
+        total += std::exp(x[c] - maxValue);
+      logTotal = maxValue + std::log(total);
+    }
     for (int64_t c = 0; c < classes; ++c)
-      total += (out[c] = std::exp(x[c] - maxValue));
-    for (int64_t c = 0; c < classes; ++c)
-      out[c] = (out[c] / total - (c == label ? 1.0 : 0.0)) * scale;
+      out[c] = (std::exp(x[c] - logTotal) - (c == label ? 1.0 : 0.0)) * scale;
   }
   return success();
 }

@@ -3,8 +3,8 @@
 // Megatron-LM's local algorithms for a vocabulary split over mesh axes:
 //  - embedding: each rank looks up the ids in its block of rows and yields
 //    zeros for the others; the results are partial sums over those axes.
-//  - cross-entropy: max and sum all-reduces over the vocabulary's axes
-//    replace any gather of the [.., vocab] logits.
+//  - cross-entropy and its gradient: max and sum all-reduces over the
+//    vocabulary's axes replace any gather of the [.., vocab] logits.
 // A split of the loss's positions leaves a partial sum: each rank scales
 // its part of the mean by 1 / (all positions).
 //
@@ -49,6 +49,30 @@ static const AxisList &operandFactorAxes(const ShardingRule &rule,
                                          const FactorAxes &factors,
                                          unsigned operand, unsigned dim) {
   return factors[rule.getOperands()[operand][dim].front()];
+}
+
+/// log(sum over every rank's classes of exp(logits)) per position, in the
+/// labels' shape: the global maximum shifts the exponentials, and the
+/// exponentials overwrite the shifted logits (one temporary of the logits'
+/// size).
+static Value buildLogNormalizer(OpBuilder &b, Location loc, dist::MeshOp mesh,
+                                Value logits, RankedTensorType labels,
+                                ArrayRef<StringAttr> classAxes) {
+  int64_t classDim = labels.getRank();
+  SmallVector<int64_t> lastAxis = {classDim};
+  Value max = allReduce(
+      b, loc, mesh,
+      ReduceMaxOp::create(b, loc, logits, lastAxis, /*keepdims=*/true),
+      classAxes, dist::ReductionKind::Max);
+  Value exponentials =
+      ExpOp::create(b, loc, SubOp::create(b, loc, logits, max));
+  Value sum = allReduce(
+      b, loc, mesh,
+      ReduceSumOp::create(b, loc, exponentials, lastAxis, /*keepdims=*/true),
+      classAxes, dist::ReductionKind::Sum);
+  Value normalizer = AddOp::create(b, loc, LogOp::create(b, loc, sum), max);
+  auto type = labels.clone(cast<ShapedType>(logits.getType()).getElementType());
+  return ReshapeOp::create(b, loc, type, normalizer);
 }
 
 SmallVector<Value> mlir::parc::cloneOnLocalShapes(
@@ -177,25 +201,16 @@ struct CrossEntropyLocalPartition
           cast<RankedTensorType>(labels.getType()).getNumElements();
       result = MulOp::create(b, loc, local, scalar(localPositions / positions));
     } else {
-      // loss(p) = log(sum_c exp(x_pc - M_p)) - (x_p,label - M_p), with
-      // M_p the global maximum; every term reduces over the class axes.
-      SmallVector<int64_t> lastAxis = {classDim};
-      Value localMax = ReduceMaxOp::create(b, loc, logits, lastAxis,
-                                           /*keepdims=*/true);
-      Value max = allReduce(b, loc, mesh, localMax, classAxes,
-                            dist::ReductionKind::Max);
-      Value shifted = SubOp::create(b, loc, logits, max);
-      Value sumExp = ReduceSumOp::create(
-          b, loc, ExpOp::create(b, loc, shifted), lastAxis,
-          /*keepdims=*/false);
-      sumExp = allReduce(b, loc, mesh, sumExp, classAxes,
-                         dist::ReductionKind::Sum);
-      Value target = TakeOp::create(b, loc, shifted, labels,
+      // loss(p) = log(sum_c exp(x_pc)) - x_p,label, each term reduced over
+      // the class axes.
+      auto localLabels = cast<RankedTensorType>(labels.getType());
+      Value normalizer =
+          buildLogNormalizer(b, loc, mesh, logits, localLabels, classAxes);
+      Value target = TakeOp::create(b, loc, logits, labels,
                                     shardIndex(b, loc, mesh, classAxes));
       target = allReduce(b, loc, mesh, target, classAxes,
                          dist::ReductionKind::Sum);
-      Value perPosition =
-          SubOp::create(b, loc, LogOp::create(b, loc, sumExp), target);
+      Value perPosition = SubOp::create(b, loc, normalizer, target);
       SmallVector<int64_t> allAxes =
           llvm::to_vector(llvm::seq<int64_t>(0, classDim));
       Value total = ReduceSumOp::create(b, loc, perPosition, allAxes,
@@ -208,6 +223,35 @@ struct CrossEntropyLocalPartition
   }
 };
 
+/// The gradient over a split vocabulary: each rank's softmax of its block
+/// divides by the all-reduced normalizer; the one-hot term is the block's.
+struct CrossEntropyGradLocalPartition
+    : public LocalPartitionOpInterface::ExternalModel<
+          CrossEntropyGradLocalPartition, CrossEntropyGradOp> {
+  FailureOr<SmallVector<Value>>
+  buildLocalOp(Operation *op, OpBuilder &b, ValueRange operands,
+               const FactorAxes &factors, dist::MeshOp mesh,
+               MutableArrayRef<TensorSharding> results) const {
+    auto grad = cast<CrossEntropyGradOp>(op);
+    ShardingRule rule = grad.getShardingRule();
+    if (!splitsRewrittenFactor(rule, factors))
+      return cloneOnLocalShapes(b, op, operands, results, mesh);
+    if (grad.getShard())
+      return op->emitOpError("is already a vocab-parallel gradient");
+    Location loc = op->getLoc();
+    unsigned classDim = grad.getLabels().getType().getRank();
+    const AxisList &classAxes = operandFactorAxes(rule, factors, 0, classDim);
+    Value logits = operands[0], labels = operands[1];
+    Value normalizer =
+        buildLogNormalizer(b, loc, mesh, logits,
+                           cast<RankedTensorType>(labels.getType()), classAxes);
+    Value local = CrossEntropyGradOp::create(
+        b, loc, logits, labels, operands[2], normalizer,
+        shardIndex(b, loc, mesh, classAxes), grad.getCount());
+    return SmallVector<Value>{local};
+  }
+};
+
 } // namespace
 
 void mlir::parc::registerLocalPartitionModels(DialectRegistry &registry) {
@@ -216,6 +260,8 @@ void mlir::parc::registerLocalPartitionModels(DialectRegistry &registry) {
     EmbeddingOp::attachInterface<EmbeddingLocalPartition>(*context);
     EmbeddingGradOp::attachInterface<EmbeddingGradLocalPartition>(*context);
     CrossEntropyOp::attachInterface<CrossEntropyLocalPartition>(*context);
+    CrossEntropyGradOp::attachInterface<CrossEntropyGradLocalPartition>(
+        *context);
     context->loadDialect<dist::DistDialect>();
   });
 }

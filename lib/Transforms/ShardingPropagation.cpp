@@ -343,6 +343,12 @@ findMesh(func::FuncOp func,
     seeds.push_back({constraint.getResult(), constraint.getSharding(),
                      fromPlan ? Priority::Plan : Priority::Explicit,
                      "dist.constraint"});
+    // A plan's pin says how the producer computes the value (the planner
+    // chose the op's strategy), so it weighs against the op's other
+    // pinned tensors; a user's constraint in the IR may ask for a reshard.
+    if (fromPlan)
+      seeds.push_back({constraint.getInput(), constraint.getSharding(),
+                       Priority::Plan, "dist.constraint"});
   });
 
   dist::MeshOp mesh;

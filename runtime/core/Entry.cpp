@@ -373,7 +373,9 @@ void parcrt_attention_grad(parcrt_context *ctx, const int64_t *t,
 void parcrt_cross_entropy_grad(parcrt_context *ctx, const int64_t *t,
                                const int64_t *ints, const double *) {
   compute(ctx, "cross_entropy_grad", [&] {
-    ctx->backend->crossEntropyGrad(decodeAll(ctx, t, 4).data(), ints[0]);
+    bool hasShard = ints[1] != 0;
+    ctx->backend->crossEntropyGrad(decodeAll(ctx, t, hasShard ? 6 : 4).data(),
+                                   ints[0], hasShard);
   });
 }
 

@@ -28,3 +28,9 @@ int64_t cpu::integerAt(const TensorRef &t, int64_t index) {
     return static_cast<const int32_t *>(t.data)[index];
   return static_cast<const int64_t *>(t.data)[index];
 }
+
+int64_t cpu::shardStart(const char *op, const TensorRef &shard,
+                        int64_t blockSize) {
+  requireInteger(op, "the shard index", shard);
+  return integerAt(shard, 0) * blockSize;
+}

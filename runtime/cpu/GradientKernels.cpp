@@ -317,32 +317,45 @@ void cpu::attentionGrad(const TensorRef *t, bool causal, double scale) {
   }
 }
 
-void cpu::crossEntropyGrad(const TensorRef *t, int64_t count) {
+void cpu::crossEntropyGrad(const TensorRef *t, int64_t count, bool hasShard) {
   requireF32("cross_entropy_grad", t, 1);
   requireInteger("cross_entropy_grad", "labels", t[1]);
-  requireF32("cross_entropy_grad", t + 2, 2);
+  requireF32("cross_entropy_grad", t + 2, 1);
+  const TensorRef &out = t[hasShard ? 5 : 3];
+  requireF32("cross_entropy_grad", &out, 1);
+  if (hasShard)
+    requireF32("cross_entropy_grad", t + 3, 1);
   if (count <= 0)
     fatal("cross_entropy_grad: count must be positive, not " +
           std::to_string(count));
   double scale = double(*floats(t[2])) / count;
   const float *logits = floats(t[0]);
-  float *result = mutableFloats(t[3]);
+  float *result = mutableFloats(out);
   int64_t classes = lastDim(t[0]);
   int64_t rows = t[1].numElements();
+  // A vocab-parallel block: the normalizer is global, labels are shifted.
+  const float *normalizer = hasShard ? floats(t[3]) : nullptr;
+  int64_t offset =
+      hasShard ? shardStart("cross_entropy_grad", t[4], classes) : 0;
   std::vector<double> e(classes);
   for (int64_t row = 0; row < rows; ++row) {
-    int64_t label = integerAt(t[1], row);
-    if (label < 0 || label >= classes)
+    int64_t label = integerAt(t[1], row) - offset;
+    if (!hasShard && (label < 0 || label >= classes))
       fatal("cross_entropy_grad: labels element " + std::to_string(row) +
             " is " + std::to_string(label) + ", outside the classes [0, " +
             std::to_string(classes) + ")");
     const float *x = logits + row * classes;
-    double maxValue = *std::max_element(x, x + classes), total = 0;
+    double shift =
+        hasShard ? double(normalizer[row]) : *std::max_element(x, x + classes);
+    double total = 0;
     for (int64_t c = 0; c < classes; ++c)
-      total += (e[c] = std::exp(x[c] - maxValue));
-    float *out = result + row * classes;
+      total += (e[c] = std::exp(x[c] - shift));
+    // The global normalizer already divides; a local sum would not.
+    if (hasShard)
+      total = 1;
+    float *y = result + row * classes;
     for (int64_t c = 0; c < classes; ++c)
-      out[c] =
+      y[c] =
           static_cast<float>((e[c] / total - (c == label ? 1.0 : 0.0)) * scale);
   }
 }

@@ -22,6 +22,8 @@ void requireF32(const char *op, const TensorRef *t, int count);
 void requireInteger(const char *op, const char *role, const TensorRef &t);
 /// Element `index` of an i32 or i64 tensor.
 int64_t integerAt(const TensorRef &t, int64_t index);
+/// The first id of a vocabulary block: shard index times the block size.
+int64_t shardStart(const char *op, const TensorRef &shard, int64_t blockSize);
 
 using Unary = Backend::Unary;
 using Reduce = Backend::Reduce;

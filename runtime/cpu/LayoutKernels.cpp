@@ -115,13 +115,6 @@ void cpu::constant(const TensorRef &result, const double *values,
   }
 }
 
-/// The first id of a vocabulary block: shard index times the block size.
-static int64_t shardStart(const char *op, const TensorRef &shard,
-                          int64_t blockSize) {
-  cpu::requireInteger(op, "the shard index", shard);
-  return cpu::integerAt(shard, 0) * blockSize;
-}
-
 void cpu::embedding(const TensorRef *t, bool hasShard) {
   const TensorRef &table = t[0], &ids = t[1], &result = t[hasShard ? 3 : 2];
   requireInteger("embedding", "ids", ids);

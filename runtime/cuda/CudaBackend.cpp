@@ -156,7 +156,8 @@ public:
   void rmsNormGrad(const TensorRef *t, double epsilon) override;
   void embeddingGrad(const TensorRef *t, bool hasShard) override;
   void attentionGrad(const TensorRef *t, bool causal, double scale) override;
-  void crossEntropyGrad(const TensorRef *t, int64_t count) override;
+  void crossEntropyGrad(const TensorRef *t, int64_t count,
+                        bool hasShard) override;
   void adamwUpdate(const TensorRef *t, double lr, double beta1, double beta2,
                    double epsilon, double weightDecay) override;
   void sgdUpdate(const TensorRef *t, double lr, double momentum) override;
@@ -765,18 +766,26 @@ void CudaBackend::attentionGrad(const TensorRef *t, bool causal,
         "attention_grad kernel");
 }
 
-void CudaBackend::crossEntropyGrad(const TensorRef *t, int64_t count) {
+void CudaBackend::crossEntropyGrad(const TensorRef *t, int64_t count,
+                                   bool hasShard) {
+  const TensorRef &result = t[hasShard ? 5 : 3];
   requireF32("cross_entropy_grad", t, 1);
   requireIndices("cross_entropy_grad", "labels", t[1]);
-  requireF32("cross_entropy_grad", &t[2], 2);
+  requireF32("cross_entropy_grad", &t[2], 1);
+  requireF32("cross_entropy_grad", &result, 1);
   if (t[2].numElements() != 1)
     fatal("cross_entropy_grad: g must be a scalar");
-  requireSameCount("cross_entropy_grad", "result", t[0], t[3]);
+  if (hasShard) {
+    requireF32("cross_entropy_grad", &t[3], 1);
+    requireSameCount("cross_entropy_grad", "normalizer", t[1], t[3]);
+    requireIndices("cross_entropy_grad", "shard index", t[4]);
+  }
+  requireSameCount("cross_entropy_grad", "result", t[0], result);
   if (t[0].rank < 1)
     fatal("cross_entropy_grad: logits must have rank >= 1");
   if (t[1].numElements() * t[0].shape[t[0].rank - 1] != t[0].numElements())
     fatal("cross_entropy_grad: labels must have one element per row");
-  check(launchCrossEntropyGrad(t, count, errors, stream),
+  check(launchCrossEntropyGrad(t, count, hasShard, errors, stream),
         "cross_entropy_grad kernel");
 }
 

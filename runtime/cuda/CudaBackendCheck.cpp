@@ -726,14 +726,14 @@ void checkGradients(Backend &cuda, Backend &cpu) {
     compare("cross_entropy_grad", cuda, cpu, [&](Backend &b, Buffers &m) {
       TensorRef t[] = {m.input(logits), m.input(labels), m.input(g),
                        m.output(PARCRT_F32, {2, 3, 7})};
-      b.crossEntropyGrad(t, 6);
+      b.crossEntropyGrad(t, 6, false);
       return m.read(t[3]);
     });
     compare("cross_entropy_grad i32 labels", cuda, cpu,
             [&](Backend &b, Buffers &m) {
               TensorRef t[] = {m.input(logits), m.input(labels32), m.input(g),
                                m.output(PARCRT_F32, {2, 3, 7})};
-              b.crossEntropyGrad(t, 24);
+              b.crossEntropyGrad(t, 24, false);
               return m.read(t[3]);
             });
     HostTensor wide = f32({5, 3000}, -3.0f, 3.0f);
@@ -741,9 +741,22 @@ void checkGradients(Backend &cuda, Backend &cpu) {
     compare("cross_entropy_grad wide", cuda, cpu, [&](Backend &b, Buffers &m) {
       TensorRef t[] = {m.input(wide), m.input(wideLabels), m.input(g),
                        m.output(PARCRT_F32, {5, 3000})};
-      b.crossEntropyGrad(t, 5);
+      b.crossEntropyGrad(t, 5, false);
       return m.read(t[3]);
     });
+    // Block 1 of 21 classes: labels 7..13 have their one-hot term here.
+    HostTensor normalizer = f32({2, 3}, 2.0f, 4.0f);
+    HostTensor shard = i64({}, {1});
+    compare("cross_entropy_grad vocab block", cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              HostTensor blockLabels = i64({2, 3}, {7, 13, 2, 20, 9, 0});
+              TensorRef t[] = {
+                  m.input(logits), m.input(blockLabels),
+                  m.input(g),      m.input(normalizer),
+                  m.input(shard),  m.output(PARCRT_F32, {2, 3, 7})};
+              b.crossEntropyGrad(t, 6, true);
+              return m.read(t[5]);
+            });
   }
 
   {

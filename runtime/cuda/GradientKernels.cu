@@ -347,29 +347,39 @@ __global__ void attentionGradKeyKernel(const float *q, const float *k,
 //===----------------------------------------------------------------------===//
 
 /// One block per position: (softmax(x) - onehot(label)) * g / count.
+// With a shard, the logits are one block of the classes and `normalizer`
+// holds each row's global log-sum-exp.
 __global__ void crossEntropyGradKernel(const float *logits, const void *labels,
                                        int labelType, const float *g,
-                                       float count, float *out,
-                                       int64_t classes, int *errors) {
+                                       const float *normalizer,
+                                       const void *shard, int shardType,
+                                       float count, float *out, int64_t classes,
+                                       int *errors) {
   const float *x = logits + blockIdx.x * classes;
   float *y = out + blockIdx.x * classes;
-  float maxValue = -INFINITY;
-  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
-    maxValue = fmaxf(maxValue, x[c]);
-  maxValue = blockReduce<true>(maxValue);
-  float sum = 0.0f;
-  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
-    sum += expf(x[c] - maxValue);
-  sum = blockReduce<false>(sum);
-  int64_t label = loadIndex(labels, labelType, blockIdx.x);
-  bool valid = label >= 0 && label < classes;
+  float shift, sum = 1.0f;
+  if (shard) {
+    shift = normalizer[blockIdx.x];
+  } else {
+    shift = -INFINITY;
+    for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+      shift = fmaxf(shift, x[c]);
+    shift = blockReduce<true>(shift);
+    sum = 0.0f;
+    for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+      sum += expf(x[c] - shift);
+    sum = blockReduce<false>(sum);
+  }
+  int64_t offset = shard ? loadIndex(shard, shardType, 0) * classes : 0;
+  int64_t label = loadIndex(labels, labelType, blockIdx.x) - offset;
+  bool valid = shard || (label >= 0 && label < classes);
   if (!valid && threadIdx.x == 0)
     atomicOr(errors, kCrossEntropyGradLabelError);
   float scale = *g / count;
   for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
-    y[c] = valid ? (expf(x[c] - maxValue) / sum - (c == label ? 1.0f : 0.0f)) *
-                       scale
-                 : NAN;
+    y[c] = valid
+               ? (expf(x[c] - shift) / sum - (c == label ? 1.0f : 0.0f)) * scale
+               : NAN;
 }
 
 //===----------------------------------------------------------------------===//
@@ -520,7 +530,8 @@ cudaError_t parcrt::cuda::launchAttentionGrad(const TensorRef *t, bool causal,
 }
 
 cudaError_t parcrt::cuda::launchCrossEntropyGrad(const TensorRef *t,
-                                                 int64_t count, int *errors,
+                                                 int64_t count, bool hasShard,
+                                                 int *errors,
                                                  cudaStream_t stream) {
   const TensorRef &logits = t[0], &labels = t[1];
   int64_t classes = logits.rank ? logits.shape[logits.rank - 1] : 1;
@@ -531,8 +542,11 @@ cudaError_t parcrt::cuda::launchCrossEntropyGrad(const TensorRef *t,
     return cudaErrorInvalidConfiguration;
   crossEntropyGradKernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
       static_cast<const float *>(logits.data), labels.data, labels.dtype,
-      static_cast<const float *>(t[2].data), static_cast<float>(count),
-      static_cast<float *>(t[3].data), classes, errors);
+      static_cast<const float *>(t[2].data),
+      hasShard ? static_cast<const float *>(t[3].data) : nullptr,
+      hasShard ? t[4].data : nullptr, hasShard ? t[4].dtype : PARCRT_I64,
+      static_cast<float>(count), static_cast<float *>(t[hasShard ? 5 : 3].data),
+      classes, errors);
   return cudaGetLastError();
 }
 

@@ -138,11 +138,15 @@ cudaError_t launchEmbeddingGrad(const TensorRef *t, bool hasShard, int *errors,
 /// `scratch` holds at least three floats per query row (B*H*S).
 cudaError_t launchAttentionGrad(const TensorRef *t, bool causal, double scale,
                                 float *scratch, cudaStream_t stream);
-/// t = {logits [S.., C], labels [S..] (i32/i64), g (scalar), result
-/// [S.., C]}: (softmax(logits) - onehot(labels)) * g / count. A label
-/// outside [0, C) gives a NaN row and sets kCrossEntropyGradLabelError.
+/// t = {logits [S.., C], labels [S..] (i32/i64), g (scalar), [normalizer
+/// [S..], shard], result [S.., C]}: (softmax(logits) - onehot(labels)) * g
+/// / count. Without a shard, a label outside [0, C) gives a NaN row and sets
+/// kCrossEntropyGradLabelError; with one, the logits are block `shard` of
+/// the classes, the softmax exp(logits - normalizer), and other labels add
+/// no one-hot term.
 cudaError_t launchCrossEntropyGrad(const TensorRef *t, int64_t count,
-                                   int *errors, cudaStream_t stream);
+                                   bool hasShard, int *errors,
+                                   cudaStream_t stream);
 /// t = {param, grad, m, v, step (scalar, 1-based), param', m', v'}.
 cudaError_t launchAdamwUpdate(const TensorRef *t, double lr, double beta1,
                               double beta2, double epsilon, double weightDecay,

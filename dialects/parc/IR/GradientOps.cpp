@@ -218,6 +218,16 @@ LogicalResult CrossEntropyGradOp::inferReturnTypes(
   if (adaptor.getCount() < (logits.getNumElements() == 0 ? 0 : 1))
     return emitOptionalError(loc, "'", getOperationName(),
                              "' op 'count' must be positive");
+  Value normalizer = adaptor.getNormalizer();
+  if (!normalizer != !adaptor.getShard())
+    return emitOptionalError(loc, "'", getOperationName(),
+                             "' op takes 'normalizer' and 'shard' together");
+  auto labels = cast<ShapedType>(adaptor.getLabels().getType());
+  if (normalizer &&
+      normalizer.getType() != labels.clone(logits.getElementType()))
+    return emitOptionalError(loc, "'", getOperationName(),
+                             "' op 'normalizer' must have the labels' shape "
+                             "and the logits' element type");
   results.push_back(adaptor.getLogits().getType());
   return success();
 }

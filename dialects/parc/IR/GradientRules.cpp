@@ -252,6 +252,7 @@ Gradients AttentionOp::buildGradients(OpBuilder &b, ValueRange gradients) {
 Gradients CrossEntropyOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   Value logits = CrossEntropyGradOp::create(
       b, getLoc(), getLogits(), getLabels(), gradients[0],
+      /*normalizer=*/Value(), /*shard=*/Value(),
       getLabels().getType().getNumElements());
   return SmallVector<Value>{logits, Value()};
 }

@@ -465,19 +465,29 @@ def Parc_AttentionGradOp : Parc_ShapedOp<"attention_grad",
   }];
 }
 
-def Parc_CrossEntropyGradOp : Parc_ShapedOp<"cross_entropy_grad"> {
+def Parc_CrossEntropyGradOp : Parc_ShapedOp<"cross_entropy_grad",
+    [AttrSizedOperandSegments]> {
   let summary = "gradient of the mean loss with respect to the logits";
   let description = [{
     (softmax(logits) - onehot(labels)) * gradient / count, where `gradient`
     is the scalar gradient of the loss and `count` the number of positions
     the loss averages over (kept global when the positions are split).
+
+    With `normalizer` and `shard` (Megatron's vocab-parallel loss), `logits`
+    holds block number `shard` of a larger class dimension and `normalizer`
+    (labels' shape) the log of each position's softmax denominator over all
+    classes: the softmax is exp(logits - normalizer), and a label outside
+    the block has no one-hot term here.
   }];
   let arguments = (ins Parc_FloatTensor:$logits, Parc_IntTensor:$labels,
-                       Parc_FloatTensor:$gradient, I64Attr:$count);
+                       Parc_FloatTensor:$gradient,
+                       Optional<Parc_FloatTensor>:$normalizer,
+                       Optional<Parc_OffsetScalar>:$shard, I64Attr:$count);
   let results = (outs Parc_FloatTensor:$result);
   let assemblyFormat = [{
-    $logits `,` $labels `,` $gradient `count` `=` $count attr-dict `:`
-    type($logits) `,` type($labels) `,` type($gradient)
+    $logits `,` $labels `,` $gradient (`normalizer` $normalizer^)?
+    (`shard` $shard^)? `count` `=` $count attr-dict `:` type($logits) `,`
+    type($labels) `,` type($gradient) (`,` type($normalizer)^)?
   }];
 }
 

@@ -450,18 +450,24 @@ ShardingRule AttentionGradOp::getShardingRule() {
   return rule;
 }
 
-// Positions split freely (the op divides by the global count); the classes
-// stay whole: the softmax needs them all.
+// Positions split freely (the op divides by the global count). Splitting
+// the classes is the backward of Megatron's vocab-parallel loss: the local
+// rewrite all-reduces the softmax's normalizer, and no logits are gathered.
 ShardingRule CrossEntropyGradOp::getShardingRule() {
   ShardingRule rule;
   TensorFactors positions = addFactorPerDim(
       rule, getLabels().getType().getShape(), FactorKind::Parallel);
   TensorFactors logits = positions;
   logits.push_back({rule.addFactor(getLogits().getType().getShape().back(),
-                                   FactorKind::Replicated)});
+                                   FactorKind::Parallel,
+                                   /*needsLocalRewrite=*/true)});
   rule.addOperand(logits);
   rule.addOperand(positions);
   rule.addOperand({});
+  if (getNormalizer()) {
+    rule.addOperand(positions);
+    rule.addOperand({});
+  }
   rule.addResult(logits);
   return rule;
 }

@@ -564,7 +564,8 @@ TEST_F(CpuBackendTest, CrossEntropyGradIsSoftmaxMinusOneHotOverCount) {
   for (parcrt_dtype labelType : {PARCRT_I32, PARCRT_I64}) {
     HostTensor logits({2, 3}, {0, 0, std::log(2.0), 1, 1, 1}),
         labels({2}, {2, 0}, labelType), g({}, {2}), out({2, 3});
-    backend->crossEntropyGrad(refs({&logits, &labels, &g, &out}).data(), 4);
+    backend->crossEntropyGrad(refs({&logits, &labels, &g, &out}).data(), 4,
+                              false);
     // softmax rows {1/4, 1/4, 1/2} and {1/3, 1/3, 1/3}; scale 2 / 4.
     expectNear(out.values(), {0.125, 0.125, -0.25, -1.0 / 3, 1.0 / 6, 1.0 / 6});
     std::vector<double> values = out.values();
@@ -573,9 +574,22 @@ TEST_F(CpuBackendTest, CrossEntropyGradIsSoftmaxMinusOneHotOverCount) {
   }
   HostTensor logits({1, 2}), labels({1}, {-1}, PARCRT_I32), g({}, {1}),
       out({1, 2});
-  EXPECT_EXIT(
-      backend->crossEntropyGrad(refs({&logits, &labels, &g, &out}).data(), 1),
-      ::testing::ExitedWithCode(1), "labels element 0 is -1");
+  EXPECT_EXIT(backend->crossEntropyGrad(
+                  refs({&logits, &labels, &g, &out}).data(), 1, false),
+              ::testing::ExitedWithCode(1), "labels element 0 is -1");
+}
+
+TEST_F(CpuBackendTest, VocabBlockCrossEntropyGradUsesTheGlobalNormalizer) {
+  // Block 1 of 6 classes. Row 0's classes exponentiate to {1, 1, 1 | 2, 3,
+  // 1} (sum 9), label 4 is here; row 1's to six ones, label 1 is not.
+  HostTensor logits({2, 3}, {std::log(2.0), std::log(3.0), 0, 0, 0, 0}),
+      labels({2}, {4, 1}, PARCRT_I64), g({}, {2}),
+      normalizer({2}, {std::log(9.0), std::log(6.0)}),
+      shard({}, {1}, PARCRT_I64), out({2, 3});
+  backend->crossEntropyGrad(
+      refs({&logits, &labels, &g, &normalizer, &shard, &out}).data(), 4, true);
+  expectNear(out.values(),
+             {1.0 / 9, 1.5 / 9 - 0.5, 0.5 / 9, 1.0 / 12, 1.0 / 12, 1.0 / 12});
 }
 
 TEST_F(CpuBackendTest, AttentionGradWithOneKeyPassesTheGradientToV) {
