@@ -6,6 +6,7 @@
 #include "parc/Transforms/FactorSharding.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Transforms/Recompute.h"
 #include "parc/Transforms/Resharding.h"
 #include "parc/Transforms/ShardingAnnotations.h"
 
@@ -29,8 +30,8 @@ public:
   LogicalResult run();
 
 private:
-  /// The local value of `global` laid out as `to`.
-  FailureOr<Value> localOperand(Location loc, Value global,
+  /// The local value of `global` laid out as `to`, for a use by `user`.
+  FailureOr<Value> localOperand(Operation *user, Value global,
                                 const TensorSharding &to);
   FactorAxes resolveFactors(Operation *op, const ShardingRule &rule);
   LogicalResult partitionOp(Operation *op, ShardingRuleOpInterface ruleOp);
@@ -41,8 +42,9 @@ private:
   IRMapping mapping;
   /// The layout of each global value's local counterpart.
   llvm::DenseMap<Value, TensorSharding> layouts;
-  /// Local values already resharded, by global value and layout.
-  llvm::DenseMap<std::pair<Value, Attribute>, Value> resharded;
+  /// Local values already resharded, by global value, layout and whether
+  /// recomputed ops use them.
+  llvm::DenseMap<std::tuple<Value, Attribute, unsigned>, Value> resharded;
 };
 
 /// The local ops and collectives built for a global op while this lives keep
@@ -81,17 +83,21 @@ static TensorSharding replicatedFor(Value value) {
       cast<ShapedType>(value.getType()).getRank());
 }
 
-FailureOr<Value> Partitioner::localOperand(Location loc, Value global,
+FailureOr<Value> Partitioner::localOperand(Operation *user, Value global,
                                            const TensorSharding &to) {
-  // Uses that want the same layout share one resharding.
-  auto key = std::make_pair(
+  // Uses that want the same layout share one resharding, except that ops
+  // recomputed in the backward pass reshard again there: reusing the
+  // forward's result would keep it alive until then, the memory that
+  // recomputation frees.
+  auto key = std::make_tuple(
       global,
       Attribute(to.toAttr(builder.getContext(),
-                          FlatSymbolRefAttr::get(mesh.getSymNameAttr()))));
+                          FlatSymbolRefAttr::get(mesh.getSymNameAttr()))),
+      unsigned(user->hasAttr(kRecomputedAttrName)));
   if (Value cached = resharded.lookup(key))
     return cached;
   FailureOr<Value> local =
-      reshard(builder, loc, mesh, mapping.lookup(global),
+      reshard(builder, user->getLoc(), mesh, mapping.lookup(global),
               cast<RankedTensorType>(global.getType()), layouts.at(global), to);
   if (succeeded(local))
     resharded[key] = *local;
@@ -160,7 +166,7 @@ LogicalResult Partitioner::partitionOp(Operation *op,
     TensorSharding wanted = deriveTensorSharding(
         rule, rule.getOperands()[index], factors, /*isResult=*/false);
     wanted.partial = deferred;
-    FailureOr<Value> local = localOperand(op->getLoc(), operand, wanted);
+    FailureOr<Value> local = localOperand(op, operand, wanted);
     if (failed(local))
       return failure();
     operands.push_back(*local);
@@ -218,7 +224,7 @@ LogicalResult Partitioner::run() {
       SmallVector<Value> results;
       for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
         TensorSharding wanted = getResultSharding(func, index);
-        FailureOr<Value> local = localOperand(ret.getLoc(), operand, wanted);
+        FailureOr<Value> local = localOperand(ret, operand, wanted);
         if (failed(local))
           return fail();
         results.push_back(*local);
