@@ -98,6 +98,25 @@ static bool splitsRewrittenFactor(const ShardingRule &rule,
 
 namespace {
 
+/// The models of ops whose rules flag factors for a local rewrite: with
+/// those factors whole the op is cloned on local shapes; with one split,
+/// the derived model's `buildSplit` builds the local algorithm.
+template <typename Derived, typename OpT>
+struct RewrittenFactorModel
+    : public LocalPartitionOpInterface::ExternalModel<Derived, OpT> {
+  FailureOr<SmallVector<Value>>
+  buildLocalOp(Operation *op, OpBuilder &b, ValueRange operands,
+               const FactorAxes &factors, dist::MeshOp mesh,
+               MutableArrayRef<TensorSharding> results) const {
+    auto typed = cast<OpT>(op);
+    ShardingRule rule = typed.getShardingRule();
+    if (!splitsRewrittenFactor(rule, factors))
+      return cloneOnLocalShapes(b, op, operands, results, mesh);
+    return Derived::buildSplit(typed, rule, b, operands, factors, mesh,
+                               results);
+  }
+};
+
 /// A slice keeps its offsets and strides (sliced dimensions are whole on
 /// every rank); the sizes of split dimensions become local.
 struct SliceLocalPartition
@@ -118,21 +137,16 @@ struct SliceLocalPartition
 };
 
 struct EmbeddingLocalPartition
-    : public LocalPartitionOpInterface::ExternalModel<EmbeddingLocalPartition,
-                                                      EmbeddingOp> {
-  FailureOr<SmallVector<Value>>
-  buildLocalOp(Operation *op, OpBuilder &b, ValueRange operands,
-               const FactorAxes &factors, dist::MeshOp mesh,
-               MutableArrayRef<TensorSharding> results) const {
-    auto embedding = cast<EmbeddingOp>(op);
-    ShardingRule rule = embedding.getShardingRule();
-    if (!splitsRewrittenFactor(rule, factors))
-      return cloneOnLocalShapes(b, op, operands, results, mesh);
+    : public RewrittenFactorModel<EmbeddingLocalPartition, EmbeddingOp> {
+  static FailureOr<SmallVector<Value>>
+  buildSplit(EmbeddingOp embedding, const ShardingRule &rule, OpBuilder &b,
+             ValueRange operands, const FactorAxes &factors, dist::MeshOp mesh,
+             MutableArrayRef<TensorSharding> results) {
     if (embedding.getShard())
-      return op->emitOpError("is already a vocab-parallel lookup");
+      return embedding.emitOpError("is already a vocab-parallel lookup");
     const AxisList &vocabAxes = operandFactorAxes(rule, factors, 0, 0);
-    Value shard = shardIndex(b, op->getLoc(), mesh, vocabAxes);
-    Value local = EmbeddingOp::create(b, op->getLoc(), operands[0],
+    Value shard = shardIndex(b, embedding.getLoc(), mesh, vocabAxes);
+    Value local = EmbeddingOp::create(b, embedding.getLoc(), operands[0],
                                       operands[1], shard);
     return SmallVector<Value>{local};
   }
@@ -141,39 +155,30 @@ struct EmbeddingLocalPartition
 /// The scatter-add into a vocabulary split over mesh axes: each rank keeps
 /// its block of rows and skips the ids outside it.
 struct EmbeddingGradLocalPartition
-    : public LocalPartitionOpInterface::ExternalModel<
-          EmbeddingGradLocalPartition, EmbeddingGradOp> {
-  FailureOr<SmallVector<Value>>
-  buildLocalOp(Operation *op, OpBuilder &b, ValueRange operands,
-               const FactorAxes &factors, dist::MeshOp mesh,
-               MutableArrayRef<TensorSharding> results) const {
-    auto grad = cast<EmbeddingGradOp>(op);
-    ShardingRule rule = grad.getShardingRule();
-    if (!splitsRewrittenFactor(rule, factors))
-      return cloneOnLocalShapes(b, op, operands, results, mesh);
+    : public RewrittenFactorModel<EmbeddingGradLocalPartition,
+                                  EmbeddingGradOp> {
+  static FailureOr<SmallVector<Value>>
+  buildSplit(EmbeddingGradOp grad, const ShardingRule &rule, OpBuilder &b,
+             ValueRange operands, const FactorAxes &factors, dist::MeshOp mesh,
+             MutableArrayRef<TensorSharding> results) {
     if (grad.getShard())
-      return op->emitOpError("is already a vocab-parallel scatter");
+      return grad.emitOpError("is already a vocab-parallel scatter");
     const AxisList &vocabAxes = factors[rule.getResults()[0][0].front()];
-    Value shard = shardIndex(b, op->getLoc(), mesh, vocabAxes);
+    Value shard = shardIndex(b, grad.getLoc(), mesh, vocabAxes);
     Value local = EmbeddingGradOp::create(
-        b, op->getLoc(), results[0].getLocalType(grad.getType(), mesh),
+        b, grad.getLoc(), results[0].getLocalType(grad.getType(), mesh),
         operands[0], operands[1], shard);
     return SmallVector<Value>{local};
   }
 };
 
 struct CrossEntropyLocalPartition
-    : public LocalPartitionOpInterface::ExternalModel<
-          CrossEntropyLocalPartition, CrossEntropyOp> {
-  FailureOr<SmallVector<Value>>
-  buildLocalOp(Operation *op, OpBuilder &b, ValueRange operands,
-               const FactorAxes &factors, dist::MeshOp mesh,
-               MutableArrayRef<TensorSharding> results) const {
-    auto loss = cast<CrossEntropyOp>(op);
-    Location loc = op->getLoc();
-    ShardingRule rule = loss.getShardingRule();
-    if (!splitsRewrittenFactor(rule, factors))
-      return cloneOnLocalShapes(b, op, operands, results, mesh);
+    : public RewrittenFactorModel<CrossEntropyLocalPartition, CrossEntropyOp> {
+  static FailureOr<SmallVector<Value>>
+  buildSplit(CrossEntropyOp loss, const ShardingRule &rule, OpBuilder &b,
+             ValueRange operands, const FactorAxes &factors, dist::MeshOp mesh,
+             MutableArrayRef<TensorSharding> results) {
+    Location loc = loss.getLoc();
     RankedTensorType globalLabels = loss.getLabels().getType();
     unsigned classDim = globalLabels.getRank();
     const AxisList &classAxes =
@@ -226,19 +231,15 @@ struct CrossEntropyLocalPartition
 /// The gradient over a split vocabulary: each rank's softmax of its block
 /// divides by the all-reduced normalizer; the one-hot term is the block's.
 struct CrossEntropyGradLocalPartition
-    : public LocalPartitionOpInterface::ExternalModel<
-          CrossEntropyGradLocalPartition, CrossEntropyGradOp> {
-  FailureOr<SmallVector<Value>>
-  buildLocalOp(Operation *op, OpBuilder &b, ValueRange operands,
-               const FactorAxes &factors, dist::MeshOp mesh,
-               MutableArrayRef<TensorSharding> results) const {
-    auto grad = cast<CrossEntropyGradOp>(op);
-    ShardingRule rule = grad.getShardingRule();
-    if (!splitsRewrittenFactor(rule, factors))
-      return cloneOnLocalShapes(b, op, operands, results, mesh);
+    : public RewrittenFactorModel<CrossEntropyGradLocalPartition,
+                                  CrossEntropyGradOp> {
+  static FailureOr<SmallVector<Value>>
+  buildSplit(CrossEntropyGradOp grad, const ShardingRule &rule, OpBuilder &b,
+             ValueRange operands, const FactorAxes &factors, dist::MeshOp mesh,
+             MutableArrayRef<TensorSharding> results) {
     if (grad.getShard())
-      return op->emitOpError("is already a vocab-parallel gradient");
-    Location loc = op->getLoc();
+      return grad.emitOpError("is already a vocab-parallel gradient");
+    Location loc = grad.getLoc();
     unsigned classDim = grad.getLabels().getType().getRank();
     const AxisList &classAxes = operandFactorAxes(rule, factors, 0, classDim);
     Value logits = operands[0], labels = operands[1];
