@@ -1,7 +1,8 @@
 //===- RuntimeCallModels.cpp - the libparcrt call of each op --------------===//
 //
 // An op `d.name` calls `parcrt_name`, which must be an entry point of the
-// runtime's op table (runtime/include/parcrt/Ops.def); the functions below
+// runtime's op table (runtime/include/parcrt/Ops.def) taking as many
+// descriptors as the op has operands and results; the functions below
 // append the attributes of ops that have some, in the order it documents.
 //
 //===----------------------------------------------------------------------===//
@@ -10,9 +11,10 @@
 
 #include "dist/IR/DistOps.h"
 #include "parc/IR/ParcOps.h"
+#include "parcrt/parcrt.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace mlir::parc;
@@ -151,7 +153,14 @@ static LogicalResult appendAttributes(SliceGradOp op, ArrayRef<StringRef>,
 
 static LogicalResult appendAttributes(ActivationGradOp op, ArrayRef<StringRef>,
                                       Ints &ints, Floats &) {
-  // parcrt.h numbers the kinds as ActivationKind does.
+  static_assert(
+      static_cast<int>(ActivationKind::Relu) == PARCRT_RELU &&
+          static_cast<int>(ActivationKind::Sigmoid) == PARCRT_SIGMOID &&
+          static_cast<int>(ActivationKind::Silu) == PARCRT_SILU &&
+          static_cast<int>(ActivationKind::Tanh) == PARCRT_TANH &&
+          static_cast<int>(ActivationKind::GeluErf) == PARCRT_GELU_ERF &&
+          static_cast<int>(ActivationKind::GeluTanh) == PARCRT_GELU_TANH,
+      "ActivationKind numbers the kinds as parcrt.h does");
   ints.push_back(static_cast<int64_t>(op.getActivation()));
   return success();
 }
@@ -309,14 +318,24 @@ static LogicalResult appendAttributes(dist::RecvOp op,
   return appendPointToPoint(op, meshAxes, ints);
 }
 
-/// Whether libparcrt defines `parcrt_<name>`.
-static bool isRuntimeEntryPoint(StringRef name) {
-  static const llvm::StringSet<> entryPoints = {
-#define PARCRT_OP(name) #name,
+/// The descriptors an entry point takes, given its ints.
+using TensorCount = int64_t (*)(const int64_t *ints);
+
+/// The entry points libparcrt defines, `parcrt_<name>` by name.
+static const llvm::StringMap<TensorCount> &getRuntimeEntryPoints() {
+  static const llvm::StringMap<TensorCount> entryPoints = {
+#define PARCRT_COMPUTE_OP(name, tensors, call)                                 \
+  {#name, [](const int64_t *ints) -> int64_t { return tensors; }},
+#define PARCRT_COLLECTIVE_OP(name, call)                                       \
+  {#name, [](const int64_t *) -> int64_t { return 2; }},
+#define PARCRT_POINT_TO_POINT_OP(name, what, call)                             \
+  {#name, [](const int64_t *) -> int64_t { return 1; }},
 #include "parcrt/Ops.def"
-#undef PARCRT_OP
+#undef PARCRT_COMPUTE_OP
+#undef PARCRT_COLLECTIVE_OP
+#undef PARCRT_POINT_TO_POINT_OP
   };
-  return entryPoints.contains(name);
+  return entryPoints;
 }
 
 namespace {
@@ -330,9 +349,16 @@ struct RuntimeCallModel
     if (failed(appendAttributes(cast<OpT>(op), meshAxes, ints, floats)))
       return failure();
     StringRef name = op->getName().stripDialect();
-    if (!isRuntimeEntryPoint(name))
+    auto entry = getRuntimeEntryPoints().find(name);
+    if (entry == getRuntimeEntryPoints().end())
       return op->emitOpError("has no entry point parcrt_")
              << name << " in the runtime's op table (parcrt/Ops.def)";
+    int64_t tensors = op->getNumOperands() + op->getNumResults();
+    if (entry->second(ints.data()) != tensors)
+      return op->emitOpError("has ")
+             << tensors << " operands and results, but parcrt_" << name
+             << " takes " << entry->second(ints.data())
+             << " with these attributes (parcrt/Ops.def)";
     // Uniqued in the context, so the name outlives this call.
     return StringAttr::get(op->getContext(), "parcrt_" + name).getValue();
   }

@@ -122,46 +122,10 @@ public:
   void synchronize() override;
   Communicator &communicator() override { return *comms; }
 
-  void binary(char op, const TensorRef *t) override;
-  void unary(Unary op, const TensorRef *t) override;
-  void select(const TensorRef *t) override;
-  void cast(const TensorRef *t) override;
-  void matmul(const TensorRef *t, bool transposeLhs,
-              bool transposeRhs) override;
-  void softmax(const TensorRef *t, int64_t axis) override;
-  void layerNorm(const TensorRef *t, double epsilon) override;
-  void rmsNorm(const TensorRef *t, double epsilon) override;
-  void embedding(const TensorRef *t, bool hasShard) override;
-  void take(const TensorRef *t, bool hasShard) override;
-  void attention(const TensorRef *t, bool causal, double scale) override;
-  void crossEntropy(const TensorRef *t) override;
-
-  void copy(const TensorRef *t) override;
-  void transpose(const TensorRef *t, const int64_t *perm) override;
-  void reduce(Reduce op, const TensorRef *t, const int64_t *axes,
-              int numAxes) override;
-  void concat(const TensorRef *inputs, int numInputs, const TensorRef &result,
-              int64_t axis) override;
-  void slice(const TensorRef *t, const int64_t *offsets,
-             const int64_t *strides) override;
-  void constant(const TensorRef &result, const double *values,
-                int64_t numValues) override;
-
-  void broadcastTo(const TensorRef *t) override;
-  void sliceGrad(const TensorRef *t, const int64_t *offsets,
-                 const int64_t *strides) override;
-  void activationGrad(Activation kind, const TensorRef *t) override;
-  void softmaxGrad(const TensorRef *t, int64_t axis) override;
-  void layerNormGrad(const TensorRef *t, double epsilon) override;
-  void rmsNormGrad(const TensorRef *t, double epsilon) override;
-  void embeddingGrad(const TensorRef *t, bool hasShard) override;
-  void attentionGrad(const TensorRef *t, bool causal, double scale) override;
-  void crossEntropyGrad(const TensorRef *t, int64_t count,
-                        bool hasShard) override;
-  void adamwUpdate(const TensorRef *t, double lr, double beta1, double beta2,
-                   double epsilon, double weightDecay) override;
-  void sgdUpdate(const TensorRef *t, double lr, double momentum) override;
-  void clipCoefficient(const TensorRef *t, double maxNorm) override;
+  // Every compute method (parcrt/BackendOps.def), defined below.
+#define PARCRT_BACKEND_OP(method, parameters, arguments)                       \
+  void method parameters override;
+#include "parcrt/BackendOps.def"
 
   void allSlice(const std::vector<int> &axes, int64_t dim,
                 const TensorRef *t) override {

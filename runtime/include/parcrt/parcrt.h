@@ -47,6 +47,16 @@ typedef enum parcrt_dtype {
   PARCRT_I64 = 4,
 } parcrt_dtype;
 
+/* activation_grad's kind (its ints[0]). */
+typedef enum parcrt_activation {
+  PARCRT_RELU = 0,
+  PARCRT_SIGMOID = 1,
+  PARCRT_SILU = 2,
+  PARCRT_TANH = 3,
+  PARCRT_GELU_ERF = 4,
+  PARCRT_GELU_TANH = 5,
+} parcrt_activation;
+
 typedef struct parcrt_context parcrt_context;
 
 /* Entry points of a generated program (defined in its object file). */
@@ -60,11 +70,17 @@ void parc_prologue_step(parcrt_context *ctx) __attribute__((weak));
 
 /* Every op's entry point (operands, results and attributes listed in
    Ops.def). */
-#define PARCRT_OP(name)                                                        \
+#define PARCRT_DECLARE_OP(name)                                                \
   void parcrt_##name(parcrt_context *, const int64_t *, const int64_t *,       \
                      const double *);
+#define PARCRT_COMPUTE_OP(name, tensors, call) PARCRT_DECLARE_OP(name)
+#define PARCRT_COLLECTIVE_OP(name, call) PARCRT_DECLARE_OP(name)
+#define PARCRT_POINT_TO_POINT_OP(name, what, call) PARCRT_DECLARE_OP(name)
 #include "parcrt/Ops.def"
-#undef PARCRT_OP
+#undef PARCRT_COMPUTE_OP
+#undef PARCRT_COLLECTIVE_OP
+#undef PARCRT_POINT_TO_POINT_OP
+#undef PARCRT_DECLARE_OP
 
 #ifdef __cplusplus
 }
