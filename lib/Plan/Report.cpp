@@ -34,6 +34,45 @@ toAxisNames(const TensorSharding &layout) {
   return dims;
 }
 
+/// The nodes whose tp factor arrives split through some operand: the
+/// producer's layout splits a dimension the factor spans. Propagation finds
+/// such a split from the values around the op; one that starts at the op
+/// it would not.
+static llvm::DenseSet<int64_t>
+getNodesWithArrivingSplit(const ModelGraph &graph,
+                          const StrategySolution &strategy) {
+  llvm::DenseSet<int64_t> carried;
+  for (const GraphEdge &edge : graph.getEdges()) {
+    int64_t factor = strategy.splitFactors[edge.consumer];
+    // Arguments' nodes split nothing (-1), which leaves op consumers.
+    if (factor < 0)
+      continue;
+    const ShardingRule &rule = graph.getNodes()[edge.consumer].rule;
+    const TensorSharding &arriving =
+        strategy.layouts[edge.producer][edge.result];
+    for (auto [dim, factors] :
+         llvm::enumerate(rule.getOperands()[edge.operand]))
+      if (llvm::is_contained(factors, factor) && dim < arriving.dims.size() &&
+          !arriving.dims[dim].empty())
+        carried.insert(edge.consumer);
+  }
+  return carried;
+}
+
+/// Adds dp in front of the other axes of the first dimension of `node`'s
+/// result that spans the batch (dp splits only the batch).
+static void addDataParallelAxis(TensorSharding &layout, const GraphNode &node,
+                                MLIRContext *context) {
+  const TensorFactors &dims = node.rule.getResults()[0];
+  for (auto [dim, factors] : llvm::enumerate(dims))
+    if (llvm::any_of(factors,
+                     [&](int64_t factor) { return node.batchFactors[factor]; })) {
+      layout.dims[dim].insert(layout.dims[dim].begin(),
+                              StringAttr::get(context, "dp"));
+      return;
+    }
+}
+
 Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
                            const ModelGraph &graph,
                            const ReportContext &context) {
@@ -73,8 +112,12 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
   }
   // Named values pin the activations' layouts the same way (sequence
   // parallelism's split residual stream, a replicated one without it); an
-  // unnamed op whose token dimensions the ILP split is pinned by position
-  // ("@N"), since propagation would not find that split from the others.
+  // unnamed op is pinned by position ("@N") where the ILP split its token
+  // dimensions or where its split starts (an LM head split over the
+  // vocabulary with its weight whole), since propagation would not find
+  // those splits from the others.
+  llvm::DenseSet<int64_t> arrivingSplit =
+      getNodesWithArrivingSplit(graph, strategy);
   for (auto [index, op] : llvm::enumerate(getPlanPositionedOps(func))) {
     if (op->getNumResults() == 0)
       continue;
@@ -83,15 +126,15 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
     int64_t factor = strategy.splitFactors[node];
     bool splitsTokens =
         factor >= 0 && graph.getNodes()[node].tokenFactors[factor];
-    if (!name && !splitsTokens)
+    bool startsSplit = factor >= 0 && !arrivingSplit.contains(node);
+    if (!name && !splitsTokens && !startsSplit)
       continue;
     TensorSharding layout = strategy.layouts[node][0];
     layout.partial.clear();
     if (!name && layout.isReplicated())
       continue;
-    if (chosen.dp > 1 && !layout.dims.empty())
-      layout.dims[0].insert(layout.dims[0].begin(),
-                            StringAttr::get(func.getContext(), "dp"));
+    if (chosen.dp > 1)
+      addDataParallelAxis(layout, graph.getNodes()[node], func.getContext());
     plan.shardings.push_back(
         {name ? name.getValue().str() : "@" + std::to_string(index),
          toAxisNames(layout), {}});
