@@ -2,7 +2,8 @@
 # Predicted vs measured step time on this machine: for 1, 2 and 4 ranks,
 # `parc-plan --calibrate` measures the machine, the planner searches the
 # plans parc-compile builds (--space dp,tp,sp: one micro-batch, ZeRO 0, no
-# recomputation, f32), and the first five it lists are compiled and run.
+# recomputation, f32), and the first five it lists are compiled and run,
+# interleaved, in ROUNDS rounds (default 3; the median round counts).
 # The model is a 4-layer GPT (hidden 256, 8 heads, seq 128, vocab 4096) at
 # batch 8, trained with AdamW.
 #
@@ -10,6 +11,7 @@
 set -euo pipefail
 build=${1:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 bin=$build/bin
+rounds=${ROUNDS:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -36,10 +38,25 @@ PY
     i=$((i + 1))
     "$bin/parc-plan" "$work/model.mlir" --cluster "$work/cluster$ranks.json" \
       --gpus "$ranks" --global-batch 8 --dtype f32 --space dp,tp,sp \
-      --fix "$fix" -o "$work/plan.json" > /dev/null < /dev/null
-    "$bin/parc-compile" "$work/step.mlir" --plan "$work/plan.json" -o "$work/out" > /dev/null
-    measured=$("$work/out/launch.sh" --steps 4 < /dev/null | sed -n 's/^step time: \([0-9.]*\) s.*/\1/p')
-    predicted=$(python3 -c "import json;print(json.load(open('$work/plan.json'))['predicted']['step_time_s'])")
-    python3 -c "print(f'| $ranks | $i | $description | {$predicted:.4f} | {$measured:.4f} | {$measured/$predicted:.2f} |')"
+      --fix "$fix" -o "$work/plan$i.json" > /dev/null < /dev/null
+    "$bin/parc-compile" "$work/step.mlir" --plan "$work/plan$i.json" -o "$work/out$i" > /dev/null
+    echo "$description" > "$work/description$i"
   done < "$work/candidates.txt"
+  # Rounds over the plans, interleaved: the machine's noise falls on all
+  # of them alike; each plan's figure is its median round.
+  for round in $(seq "$rounds"); do
+    for j in $(seq "$i"); do
+      "$work/out$j/launch.sh" --steps 4 < /dev/null |
+        sed -n 's/^step time: \([0-9.]*\) s.*/\1/p' >> "$work/measured$j"
+    done
+  done
+  for j in $(seq "$i"); do
+    python3 - "$ranks" "$j" "$work/plan$j.json" "$work/measured$j" "$(cat "$work/description$j")" <<'PY'
+import json, statistics, sys
+ranks, index, plan, measured, description = sys.argv[1:6]
+predicted = json.load(open(plan))["predicted"]["step_time_s"]
+median = statistics.median(float(line) for line in open(measured))
+print(f"| {ranks} | {index} | {description} | {predicted:.4f} | {median:.4f} | {median / predicted:.2f} |")
+PY
+  done
 done

@@ -10,6 +10,7 @@
 
 #include "parc/Plan/StrategyIlp.h"
 
+#include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/MemoryPlan.h"
 #include "parc/Transforms/Resharding.h"
 
@@ -35,6 +36,10 @@ struct Candidate {
   double time = 0;
   double flops = 0;
   double opBytes = 0;
+  /// The collectives of the op's own local algorithm (a vocab-parallel
+  /// loss's normalizer): their time and ring traffic.
+  double communicationTime = 0;
+  double communicationBytes = 0;
 };
 
 constexpr double kMicroseconds = 1e6;
@@ -218,6 +223,16 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
       candidate.opBytes = bytes;
       candidate.time = costs.getKernelTime(candidate.flops, bytes,
                                            isa<UnfusedTrafficOpInterface>(op));
+      if (auto local = dyn_cast<LocalPartitionOpInterface>(op))
+        for (int64_t buffer : local.getLocalAllReduceBytes(axes, mesh)) {
+          double scaled = buffer * scaleOf(op->getOperand(0).getType(),
+                                           node.operandBatchScaled[0]);
+          candidate.communicationTime += costs.getCollectiveTime(
+              dist::CollectiveKind::AllReduce, scaled, tpGroup);
+          candidate.communicationBytes += dist::getRingTrafficBytes(
+              dist::CollectiveKind::AllReduce, static_cast<int64_t>(scaled),
+              config.tp);
+        }
       list.push_back(std::move(candidate));
     }
     if (list.size() == 1 && config.tp > 1) {
@@ -298,7 +313,8 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     for (auto [index, list] : llvm::enumerate(candidates))
       for (auto [s, candidate] : llvm::enumerate(list))
         objective[xOffset[index] + s] =
-            nodes[index].instances * candidate.time * kMicroseconds;
+            nodes[index].instances *
+            (candidate.time + candidate.communicationTime) * kMicroseconds;
     for (auto [index, list] : llvm::enumerate(pairs))
       for (auto [k, pair] : llvm::enumerate(list))
         objective[yOffset[index] + k] =
@@ -400,6 +416,10 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     }
     if (node.kind != GraphNode::Op)
       continue;
+    segment.communicationTime += candidate.communicationTime;
+    segment.communicationBytes += candidate.communicationBytes;
+    if (!node.backward)
+      segment.forwardCommunicationTime += candidate.communicationTime;
     if (candidate.factor >= 0 && node.tokenFactors[candidate.factor])
       solution.usesSequenceParallel = true;
     if (candidate.factor >= 0 && totalFlops > 0)

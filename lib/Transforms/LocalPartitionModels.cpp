@@ -117,6 +117,27 @@ struct RewrittenFactorModel
   }
 };
 
+/// The bytes of the log-normalizer's all-reduces (a max and a sum over the
+/// rank's positions) when the classes of `loss`'s logits are split, and
+/// none otherwise; `extra` more of the same size follow them.
+template <typename LossOpT>
+static SmallVector<int64_t>
+getNormalizerAllReduceBytes(LossOpT loss, const FactorAxes &factors,
+                            dist::MeshOp mesh, int extra) {
+  ShardingRule rule = loss.getShardingRule();
+  RankedTensorType labels = loss.getLabels().getType();
+  if (!splitsRewrittenFactor(rule, factors) ||
+      operandFactorAxes(rule, factors, 0, labels.getRank()).empty())
+    return {};
+  int64_t positions = deriveTensorSharding(rule, rule.getOperands()[1], factors,
+                                           /*isResult=*/false)
+                          .getLocalType(labels, mesh)
+                          .getNumElements();
+  Type element = loss.getLogits().getType().getElementType();
+  int64_t bytes = positions * (element.getIntOrFloatBitWidth() / 8);
+  return SmallVector<int64_t>(2 + extra, bytes);
+}
+
 /// A slice keeps its offsets and strides (sliced dimensions are whole on
 /// every rank); the sizes of split dimensions become local.
 struct SliceLocalPartition
@@ -174,6 +195,13 @@ struct EmbeddingGradLocalPartition
 
 struct CrossEntropyLocalPartition
     : public RewrittenFactorModel<CrossEntropyLocalPartition, CrossEntropyOp> {
+  // The normalizer's, then the label's logit.
+  SmallVector<int64_t> getLocalAllReduceBytes(Operation *op,
+                                              const FactorAxes &factors,
+                                              dist::MeshOp mesh) const {
+    return getNormalizerAllReduceBytes(cast<CrossEntropyOp>(op), factors, mesh,
+                                       /*extra=*/1);
+  }
   static FailureOr<SmallVector<Value>>
   buildSplit(CrossEntropyOp loss, const ShardingRule &rule, OpBuilder &b,
              ValueRange operands, const FactorAxes &factors, dist::MeshOp mesh,
@@ -233,6 +261,12 @@ struct CrossEntropyLocalPartition
 struct CrossEntropyGradLocalPartition
     : public RewrittenFactorModel<CrossEntropyGradLocalPartition,
                                   CrossEntropyGradOp> {
+  SmallVector<int64_t> getLocalAllReduceBytes(Operation *op,
+                                              const FactorAxes &factors,
+                                              dist::MeshOp mesh) const {
+    return getNormalizerAllReduceBytes(cast<CrossEntropyGradOp>(op), factors,
+                                       mesh, /*extra=*/0);
+  }
   static FailureOr<SmallVector<Value>>
   buildSplit(CrossEntropyGradOp grad, const ShardingRule &rule, OpBuilder &b,
              ValueRange operands, const FactorAxes &factors, dist::MeshOp mesh,

@@ -28,7 +28,16 @@ def LocalPartitionOpInterface : OpInterface<"LocalPartitionOpInterface"> {
       (ins "::mlir::OpBuilder &":$builder, "::mlir::ValueRange":$operands,
            "const ::mlir::parc::FactorAxes &":$factors,
            "::mlir::dist::MeshOp":$mesh,
-           "::llvm::MutableArrayRef<::mlir::parc::TensorSharding>":$results)>
+           "::llvm::MutableArrayRef<::mlir::parc::TensorSharding>":$results)>,
+    InterfaceMethod<[{
+        The all-reduces the local form runs among themselves under
+        `factors`, as the bytes of each one's buffer per rank (the planner
+        prices them; resharding of the operands and results is priced
+        apart). None when the factors that need the rewrite are whole.
+      }], "::llvm::SmallVector<int64_t>", "getLocalAllReduceBytes",
+      (ins "const ::mlir::parc::FactorAxes &":$factors,
+           "::mlir::dist::MeshOp":$mesh),
+      /*methodBody=*/[{}], /*defaultImplementation=*/[{ return {}; }]>
   ];
 }
 
