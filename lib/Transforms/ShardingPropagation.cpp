@@ -204,18 +204,33 @@ FailureOr<FactorAxes> Propagator::resolveFactors(Operation *op,
   }
 
   // Resolve factors from the highest priority down so that the stronger
-  // claim keeps an axis that two factors want.
-  SmallVector<std::pair<Priority, int64_t>> order;
+  // claim keeps an axis that two factors want; among equals, the factor
+  // whose tensors in that layout hold more bytes (the others move less).
+  struct Claim {
+    Priority priority;
+    int64_t bytes;
+    int64_t factor;
+  };
+  SmallVector<Claim> order;
   SmallVector<const Candidate *> chosen(candidates.size(), nullptr);
   for (auto [factor, list] : llvm::enumerate(candidates)) {
     chosen[factor] = chooseCandidate(list);
-    if (chosen[factor])
-      order.push_back({chosen[factor]->priority, factor});
+    if (!chosen[factor])
+      continue;
+    int64_t bytes = 0;
+    for (const Candidate &candidate : list)
+      if (candidate.priority == chosen[factor]->priority &&
+          candidate.axes == chosen[factor]->axes)
+        bytes += candidate.bytes;
+    order.push_back({chosen[factor]->priority, bytes, int64_t(factor)});
   }
-  llvm::stable_sort(order, [](auto a, auto b) { return a.first > b.first; });
+  llvm::stable_sort(order, [](const Claim &a, const Claim &b) {
+    return std::make_pair(a.priority, a.bytes) >
+           std::make_pair(b.priority, b.bytes);
+  });
   FactorAxes factorAxes(candidates.size());
   llvm::SmallDenseSet<StringAttr> used;
-  for (auto [priority, factor] : order)
+  for (auto [priority, bytes, factor] : order)
     for (StringAttr axis : chosen[factor]->axes) {
       if (!used.insert(axis).second)
         break;
