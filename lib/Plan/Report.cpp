@@ -52,8 +52,7 @@ getNodesWithArrivingSplit(const ModelGraph &graph,
         strategy.layouts[edge.producer][edge.result];
     for (auto [dim, factors] :
          llvm::enumerate(rule.getOperands()[edge.operand]))
-      if (llvm::is_contained(factors, factor) && dim < arriving.dims.size() &&
-          !arriving.dims[dim].empty())
+      if (llvm::is_contained(factors, factor) && !arriving.dims[dim].empty())
         carried.insert(edge.consumer);
   }
   return carried;

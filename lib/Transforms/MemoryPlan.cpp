@@ -1,7 +1,7 @@
 //===- MemoryPlan.cpp - liveness-based placement in one arena -------------===//
 //
 // Arguments lie at the bottom of the arena, in order. Results are placed
-// once all lifetimes are known (placeBySize). Two kinds of
+// once all lifetimes are known (placeBuffers). Two kinds of
 // results take a buffer that already exists instead of a new one:
 //
 // - donation: a result named like an argument (a parameter's, an optimizer
@@ -185,7 +185,7 @@ SmallVector<int64_t> orderByBreadth(ArrayRef<Buffer> buffers) {
 /// program (over bench/planner's 54 train steps and gpt2-small each of the
 /// four is the only best somewhere; the size orders in the smallest gap
 /// never are), and each costs what one placement does.
-int64_t placeBySize(MutableArrayRef<Buffer> buffers) {
+int64_t placeBuffers(MutableArrayRef<Buffer> buffers) {
   SmallVector<int64_t> longestFirst(buffers.size());
   std::iota(longestFirst.begin(), longestFirst.end(), 0);
   SmallVector<int64_t> earliestFirst = longestFirst;
@@ -326,7 +326,7 @@ void MemoryPlanPass::runOnOperation() {
                          position[&op], resultEnd});
     }
   }
-  int64_t resultBytes = placeBySize(buffers);
+  int64_t resultBytes = placeBuffers(buffers);
   for (Operation &op : body.without_terminator()) {
     SmallVector<int64_t> offsets;
     for (Value result : op.getResults())

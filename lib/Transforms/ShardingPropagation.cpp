@@ -206,12 +206,12 @@ FailureOr<FactorAxes> Propagator::resolveFactors(Operation *op,
   // Resolve factors from the highest priority down so that the stronger
   // claim keeps an axis that two factors want; among equals, the factor
   // whose tensors in that layout hold more bytes (the others move less).
-  struct Claim {
+  struct Contender {
     Priority priority;
     int64_t bytes;
     int64_t factor;
   };
-  SmallVector<Claim> order;
+  SmallVector<Contender> order;
   SmallVector<const Candidate *> chosen(candidates.size(), nullptr);
   for (auto [factor, list] : llvm::enumerate(candidates)) {
     chosen[factor] = chooseCandidate(list);
@@ -224,17 +224,17 @@ FailureOr<FactorAxes> Propagator::resolveFactors(Operation *op,
         bytes += candidate.bytes;
     order.push_back({chosen[factor]->priority, bytes, int64_t(factor)});
   }
-  llvm::stable_sort(order, [](const Claim &a, const Claim &b) {
+  llvm::stable_sort(order, [](const Contender &a, const Contender &b) {
     return std::make_pair(a.priority, a.bytes) >
            std::make_pair(b.priority, b.bytes);
   });
   FactorAxes factorAxes(candidates.size());
   llvm::SmallDenseSet<StringAttr> used;
-  for (auto [priority, bytes, factor] : order)
-    for (StringAttr axis : chosen[factor]->axes) {
+  for (const Contender &contender : order)
+    for (StringAttr axis : chosen[contender.factor]->axes) {
       if (!used.insert(axis).second)
         break;
-      factorAxes[factor].push_back(axis);
+      factorAxes[contender.factor].push_back(axis);
     }
   legalizeFactorAxes(rule, factorAxes, mesh);
   return factorAxes;
