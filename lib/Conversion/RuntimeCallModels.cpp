@@ -79,23 +79,14 @@ static LogicalResult appendAttributes(TransposeOp op, ArrayRef<StringRef>,
 }
 
 template <typename ReduceOpT>
-static LogicalResult appendReduction(ReduceOpT op, Ints &ints) {
+static std::enable_if_t<llvm::is_one_of<ReduceOpT, ReduceSumOp, ReduceMeanOp,
+                                        ReduceMaxOp, ReduceLogSumExpOp>::value,
+                        LogicalResult>
+appendAttributes(ReduceOpT op, ArrayRef<StringRef>, Ints &ints, Floats &) {
   ints.push_back(op.getAxes().size());
   llvm::append_range(ints, op.getAxes());
   ints.push_back(op.getKeepdims());
   return success();
-}
-static LogicalResult appendAttributes(ReduceSumOp op, ArrayRef<StringRef>,
-                                      Ints &ints, Floats &) {
-  return appendReduction(op, ints);
-}
-static LogicalResult appendAttributes(ReduceMeanOp op, ArrayRef<StringRef>,
-                                      Ints &ints, Floats &) {
-  return appendReduction(op, ints);
-}
-static LogicalResult appendAttributes(ReduceMaxOp op, ArrayRef<StringRef>,
-                                      Ints &ints, Floats &) {
-  return appendReduction(op, ints);
 }
 
 static LogicalResult appendAttributes(ConcatOp op, ArrayRef<StringRef>,
@@ -372,14 +363,14 @@ template <typename... OpTs> void attach(MLIRContext *context) {
 void mlir::parc::registerRuntimeCallModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, ParcDialect *) {
     attach<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, TanhOp, ReluOp,
-           SigmoidOp, SiluOp, GeluOp, PowOp, SqrtOp, ErfOp, SelectOp, CastOp, MatmulOp, SoftmaxOp, LayerNormOp,
-           RmsNormOp, EmbeddingOp, TakeOp, ReshapeOp, TransposeOp,
-           ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ConcatOp, SliceOp,
-           ConstantOp, AttentionOp, CrossEntropyOp, BroadcastToOp,
-           SliceGradOp, ActivationGradOp, SoftmaxGradOp, LayerNormGradOp,
-           RmsNormGradOp, EmbeddingGradOp, AttentionGradOp,
-           CrossEntropyGradOp, AdamWUpdateOp, SgdUpdateOp, ClipCoefficientOp>(
-        context);
+           SigmoidOp, SiluOp, GeluOp, PowOp, SqrtOp, ErfOp, SelectOp, CastOp,
+           MatmulOp, SoftmaxOp, LayerNormOp, RmsNormOp, EmbeddingOp, TakeOp,
+           ReshapeOp, TransposeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+           ReduceLogSumExpOp, ConcatOp, SliceOp, ConstantOp, AttentionOp,
+           CrossEntropyOp, BroadcastToOp, SliceGradOp, ActivationGradOp,
+           SoftmaxGradOp, LayerNormGradOp, RmsNormGradOp, EmbeddingGradOp,
+           AttentionGradOp, CrossEntropyGradOp, AdamWUpdateOp, SgdUpdateOp,
+           ClipCoefficientOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, dist::DistDialect *) {
     attach<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,

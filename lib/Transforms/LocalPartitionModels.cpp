@@ -4,7 +4,9 @@
 //  - embedding: each rank looks up the ids in its block of rows and yields
 //    zeros for the others; the results are partial sums over those axes.
 //  - cross-entropy and its gradient: max and sum all-reduces over the
-//    vocabulary's axes replace any gather of the [.., vocab] logits.
+//    vocabulary's axes of each rank's log-sum-exp replace any gather of the
+//    [.., vocab] logits (a log-sum-exp split over its reduced axes combines
+//    the same way).
 // A split of the loss's positions leaves a partial sum: each rank scales
 // its part of the mean by 1 / (all positions).
 //
@@ -51,28 +53,26 @@ static const AxisList &operandFactorAxes(const ShardingRule &rule,
   return factors[rule.getOperands()[operand][dim].front()];
 }
 
-/// log(sum over every rank's classes of exp(logits)) per position, in the
-/// labels' shape: the global maximum shifts the exponentials, and the
-/// exponentials overwrite the shifted logits (one temporary of the logits'
-/// size).
-static Value buildLogNormalizer(OpBuilder &b, Location loc, dist::MeshOp mesh,
-                                Value logits, RankedTensorType labels,
-                                ArrayRef<StringAttr> classAxes) {
-  int64_t classDim = labels.getRank();
-  SmallVector<int64_t> lastAxis = {classDim};
-  Value max = allReduce(
-      b, loc, mesh,
-      ReduceMaxOp::create(b, loc, logits, lastAxis, /*keepdims=*/true),
-      classAxes, dist::ReductionKind::Max);
-  Value exponentials =
-      ExpOp::create(b, loc, SubOp::create(b, loc, logits, max));
+/// The log-sum-exp over the ranks of `axes` of each rank's own log-sum-exp
+/// `local`: the largest, m, shifts the others, m + log(sum_r exp(l_r - m)).
+static Value combineLogSumExp(OpBuilder &b, Location loc, dist::MeshOp mesh,
+                              Value local, ArrayRef<StringAttr> axes) {
+  Value max = allReduce(b, loc, mesh, local, axes, dist::ReductionKind::Max);
   Value sum = allReduce(
-      b, loc, mesh,
-      ReduceSumOp::create(b, loc, exponentials, lastAxis, /*keepdims=*/true),
-      classAxes, dist::ReductionKind::Sum);
-  Value normalizer = AddOp::create(b, loc, LogOp::create(b, loc, sum), max);
-  auto type = labels.clone(cast<ShapedType>(logits.getType()).getElementType());
-  return ReshapeOp::create(b, loc, type, normalizer);
+      b, loc, mesh, ExpOp::create(b, loc, SubOp::create(b, loc, local, max)),
+      axes, dist::ReductionKind::Sum);
+  return AddOp::create(b, loc, LogOp::create(b, loc, sum), max);
+}
+
+/// log(sum over every rank's classes of exp(logits)) per position, in the
+/// labels' shape: one pass over the rank's block of logits, then
+/// all-reduces of one value per position.
+static Value buildLogNormalizer(OpBuilder &b, Location loc, dist::MeshOp mesh,
+                                Value logits, ArrayRef<StringAttr> classAxes) {
+  int64_t classDim = cast<RankedTensorType>(logits.getType()).getRank() - 1;
+  Value local = ReduceLogSumExpOp::create(b, loc, logits, {classDim},
+                                          /*keepdims=*/false);
+  return combineLogSumExp(b, loc, mesh, local, classAxes);
 }
 
 SmallVector<Value> mlir::parc::cloneOnLocalShapes(
@@ -117,6 +117,13 @@ struct RewrittenFactorModel
   }
 };
 
+/// The bytes of this rank's block of a float tensor of `type`.
+static int64_t getLocalBytes(const TensorSharding &layout,
+                             RankedTensorType type, dist::MeshOp mesh) {
+  return layout.getLocalType(type, mesh).getNumElements() *
+         (type.getElementType().getIntOrFloatBitWidth() / 8);
+}
+
 /// The bytes of the log-normalizer's all-reduces (a max and a sum over the
 /// rank's positions) when the classes of `loss`'s logits are split, and
 /// none otherwise; `extra` more of the same size follow them.
@@ -129,12 +136,11 @@ getNormalizerAllReduceBytes(LossOpT loss, const FactorAxes &factors,
   if (!splitsRewrittenFactor(rule, factors) ||
       operandFactorAxes(rule, factors, 0, labels.getRank()).empty())
     return {};
-  int64_t positions = deriveTensorSharding(rule, rule.getOperands()[1], factors,
-                                           /*isResult=*/false)
-                          .getLocalType(labels, mesh)
-                          .getNumElements();
-  Type element = loss.getLogits().getType().getElementType();
-  int64_t bytes = positions * (element.getIntOrFloatBitWidth() / 8);
+  TensorSharding positions = deriveTensorSharding(rule, rule.getOperands()[1],
+                                                  factors, /*isResult=*/false);
+  int64_t bytes = getLocalBytes(
+      positions, labels.clone(loss.getLogits().getType().getElementType()),
+      mesh);
   return SmallVector<int64_t>(2 + extra, bytes);
 }
 
@@ -193,6 +199,44 @@ struct EmbeddingGradLocalPartition
   }
 };
 
+/// A log-sum-exp split over reduced axes: each rank's own, combined over
+/// their mesh axes.
+struct ReduceLogSumExpLocalPartition
+    : public RewrittenFactorModel<ReduceLogSumExpLocalPartition,
+                                  ReduceLogSumExpOp> {
+  SmallVector<int64_t> getLocalAllReduceBytes(Operation *op,
+                                              const FactorAxes &factors,
+                                              dist::MeshOp mesh) const {
+    auto reduce = cast<ReduceLogSumExpOp>(op);
+    ShardingRule rule = reduce.getShardingRule();
+    if (reducedAxes(reduce, rule, factors).empty())
+      return {};
+    TensorSharding result = deriveTensorSharding(rule, rule.getResults()[0],
+                                                 factors, /*isResult=*/true);
+    int64_t bytes = getLocalBytes(result, reduce.getType(), mesh);
+    return {bytes, bytes};
+  }
+  static FailureOr<SmallVector<Value>>
+  buildSplit(ReduceLogSumExpOp reduce, const ShardingRule &rule, OpBuilder &b,
+             ValueRange operands, const FactorAxes &factors, dist::MeshOp mesh,
+             MutableArrayRef<TensorSharding> results) {
+    Location loc = reduce.getLoc();
+    Value local = ReduceLogSumExpOp::create(
+        b, loc, operands[0], reduce.getAxes(), reduce.getKeepdims());
+    return SmallVector<Value>{combineLogSumExp(
+        b, loc, mesh, local, reducedAxes(reduce, rule, factors))};
+  }
+  /// The mesh axes that split the op's reduced dimensions.
+  static AxisList reducedAxes(ReduceLogSumExpOp reduce,
+                              const ShardingRule &rule,
+                              const FactorAxes &factors) {
+    AxisList axes;
+    for (int64_t dim : reduce.getAxes())
+      llvm::append_range(axes, operandFactorAxes(rule, factors, 0, dim));
+    return axes;
+  }
+};
+
 struct CrossEntropyLocalPartition
     : public RewrittenFactorModel<CrossEntropyLocalPartition, CrossEntropyOp> {
   // The normalizer's, then the label's logit.
@@ -236,9 +280,7 @@ struct CrossEntropyLocalPartition
     } else {
       // loss(p) = log(sum_c exp(x_pc)) - x_p,label, each term reduced over
       // the class axes.
-      auto localLabels = cast<RankedTensorType>(labels.getType());
-      Value normalizer =
-          buildLogNormalizer(b, loc, mesh, logits, localLabels, classAxes);
+      Value normalizer = buildLogNormalizer(b, loc, mesh, logits, classAxes);
       Value target = TakeOp::create(b, loc, logits, labels,
                                     shardIndex(b, loc, mesh, classAxes));
       target = allReduce(b, loc, mesh, target, classAxes,
@@ -277,9 +319,7 @@ struct CrossEntropyGradLocalPartition
     unsigned classDim = grad.getLabels().getType().getRank();
     const AxisList &classAxes = operandFactorAxes(rule, factors, 0, classDim);
     Value logits = operands[0], labels = operands[1];
-    Value normalizer =
-        buildLogNormalizer(b, loc, mesh, logits,
-                           cast<RankedTensorType>(labels.getType()), classAxes);
+    Value normalizer = buildLogNormalizer(b, loc, mesh, logits, classAxes);
     Value local = CrossEntropyGradOp::create(
         b, loc, logits, labels, operands[2], normalizer,
         shardIndex(b, loc, mesh, classAxes), grad.getCount());
@@ -294,6 +334,7 @@ void mlir::parc::registerLocalPartitionModels(DialectRegistry &registry) {
     SliceOp::attachInterface<SliceLocalPartition>(*context);
     EmbeddingOp::attachInterface<EmbeddingLocalPartition>(*context);
     EmbeddingGradOp::attachInterface<EmbeddingGradLocalPartition>(*context);
+    ReduceLogSumExpOp::attachInterface<ReduceLogSumExpLocalPartition>(*context);
     CrossEntropyOp::attachInterface<CrossEntropyLocalPartition>(*context);
     CrossEntropyGradOp::attachInterface<CrossEntropyGradLocalPartition>(
         *context);

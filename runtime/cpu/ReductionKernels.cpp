@@ -1,4 +1,4 @@
-//===- ReductionKernels.cpp - reduce_sum, reduce_mean, reduce_max ---------===//
+//===- ReductionKernels.cpp - reduce_sum, _mean, _max, _log_sum_exp -------===//
 
 #include "cpu/Blocks.h"
 #include "cpu/Kernels.h"
@@ -8,33 +8,16 @@
 
 using namespace parcrt;
 
-void cpu::reduce(Backend::Reduce op, const TensorRef *t, const int64_t *axes,
-                 int numAxes) {
-  requireF32(op == Backend::Reduce::Max ? "reduce_max" : "reduce_sum", t, 2);
-  const TensorRef &in = t[0];
-  std::vector<bool> reduced(in.rank, false);
-  int64_t count = 1;
-  for (int i = 0; i < numAxes; ++i) {
-    reduced[axes[i]] = true;
-    count *= in.shape[axes[i]];
-  }
-  // An input index's output position: its kept dimensions in order (the
-  // same linear position whether or not the result keeps size-1 dims).
-  TensorRef kept = in;
-  for (int dim = 0; dim < in.rank; ++dim)
-    if (reduced[dim])
-      kept.shape[dim] = 1;
-  std::vector<int64_t> keptStrides = rowMajorStrides(kept);
-  bool max = op == Backend::Reduce::Max;
-  std::vector<double> totals(t[1].numElements(), max ? -INFINITY : 0.0);
+/// Calls `visit(target, value)` for every element of `in`, in row-major
+/// order, with `target` the position of its total among the kept
+/// dimensions (the same whether or not the result keeps size-1 dims).
+template <typename Visit>
+static void visitReduced(const TensorRef &in, const std::vector<bool> &reduced,
+                         Visit &&visit) {
   const auto *values = static_cast<const float *>(in.data);
-  auto combine = [max](double &total, float value) {
-    total = max ? std::max(total, double(value)) : total + value;
-  };
   // The common layouts first: the reduced dimensions one contiguous block,
-  // between kept outer and kept inner ones (weight gradients summed over
-  // the batch: [B, K, N] over B). The values reach each total in the same
-  // order as in the general loop below, so the results are identical.
+  // between kept outer and kept inner ones (the classes of a log-sum-exp,
+  // the batch of weight gradients summed as [B, K, N] over B).
   int first = 0, last = in.rank;
   while (first < in.rank && !reduced[first])
     ++first;
@@ -45,21 +28,81 @@ void cpu::reduce(Backend::Reduce op, const TensorRef *t, const int64_t *axes,
     int64_t outer = 1, block = 1, inner = 1;
     for (int dim = 0; dim < in.rank; ++dim)
       (dim < first ? outer : dim < last ? block : inner) *= in.shape[dim];
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t r = 0; r < block; ++r) {
-        const float *row = values + (o * block + r) * inner;
-        double *target = totals.data() + o * inner;
-        for (int64_t i = 0; i < inner; ++i)
-          combine(target[i], row[i]);
+    for (int64_t o = 0; o < outer; ++o) {
+      const float *rows = values + o * block * inner;
+      if (inner == 1) {
+        for (int64_t r = 0; r < block; ++r)
+          visit(o, rows[r]);
+        continue;
       }
+      for (int64_t r = 0; r < block; ++r)
+        for (int64_t i = 0; i < inner; ++i)
+          visit(o * inner + i, rows[r * inner + i]);
+    }
+    return;
+  }
+  TensorRef kept = in;
+  for (int dim = 0; dim < in.rank; ++dim)
+    if (reduced[dim])
+      kept.shape[dim] = 1;
+  std::vector<int64_t> keptStrides = cpu::rowMajorStrides(kept);
+  cpu::forEachIndex(in.shape, in.rank,
+                    [&](const int64_t *index, int64_t linear) {
+                      int64_t target = 0;
+                      for (int dim = 0; dim < in.rank; ++dim)
+                        if (!reduced[dim])
+                          target += index[dim] * keptStrides[dim];
+                      visit(target, values[linear]);
+                    });
+}
+
+static const char *reductionName(Backend::Reduce op) {
+  switch (op) {
+  case Backend::Reduce::Sum:
+    return "reduce_sum";
+  case Backend::Reduce::Mean:
+    return "reduce_mean";
+  case Backend::Reduce::Max:
+    return "reduce_max";
+  case Backend::Reduce::LogSumExp:
+    return "reduce_log_sum_exp";
+  }
+  return "reduce";
+}
+
+void cpu::reduce(Backend::Reduce op, const TensorRef *t, const int64_t *axes,
+                 int numAxes) {
+  requireF32(reductionName(op), t, 2);
+  const TensorRef &in = t[0];
+  std::vector<bool> reduced(in.rank, false);
+  int64_t count = 1;
+  for (int i = 0; i < numAxes; ++i) {
+    reduced[axes[i]] = true;
+    count *= in.shape[axes[i]];
+  }
+  // Totals in double, each input value added in the same order on every
+  // layout path.
+  std::vector<double> totals(t[1].numElements(), 0.0);
+  if (op == Backend::Reduce::Sum || op == Backend::Reduce::Mean) {
+    visitReduced(in, reduced,
+                 [&](int64_t target, float value) { totals[target] += value; });
   } else {
-    forEachIndex(in.shape, in.rank, [&](const int64_t *index, int64_t linear) {
-      int64_t target = 0;
-      for (int dim = 0; dim < in.rank; ++dim)
-        if (!reduced[dim])
-          target += index[dim] * keptStrides[dim];
-      combine(totals[target], values[linear]);
+    std::vector<double> maxima(totals.size(), -INFINITY);
+    visitReduced(in, reduced, [&](int64_t target, float value) {
+      maxima[target] = std::max(maxima[target], double(value));
     });
+    if (op == Backend::Reduce::Max) {
+      totals = std::move(maxima);
+    } else {
+      // An all -inf line sums nothing (its result is -inf); +inf stays.
+      visitReduced(in, reduced, [&](int64_t target, float value) {
+        if (std::isfinite(maxima[target]))
+          totals[target] += std::exp(value - maxima[target]);
+      });
+      for (size_t i = 0; i < totals.size(); ++i)
+        totals[i] = std::isfinite(maxima[i]) ? maxima[i] + std::log(totals[i])
+                                             : maxima[i];
+    }
   }
   auto *out = static_cast<float *>(t[1].data);
   for (size_t i = 0; i < totals.size(); ++i)

@@ -476,7 +476,8 @@ void checkLayout(Backend &cuda, Backend &cpu) {
   const std::pair<Backend::Reduce, const char *> reductions[] = {
       {Backend::Reduce::Sum, "sum"},
       {Backend::Reduce::Mean, "mean"},
-      {Backend::Reduce::Max, "max"}};
+      {Backend::Reduce::Max, "max"},
+      {Backend::Reduce::LogSumExp, "log_sum_exp"}};
   for (const ReduceCase &c : reduceCases) {
     HostTensor in = f32(c.input);
     for (auto [op, opName] : reductions)

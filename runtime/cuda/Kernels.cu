@@ -518,20 +518,37 @@ struct ReduceArgs {
   int64_t outputs, count;
 };
 
+/// Folds one output's line of the input, from reduced index `first` on in
+/// steps of `step`: a sum or a maximum, or for a log-sum-exp the sum of
+/// exp(x - shift).
 template <Backend::Reduce Op>
 __device__ float reduceLine(const float *in, const ReduceArgs &args,
-                            int64_t base, int64_t first, int64_t step) {
-  float acc = Op == Backend::Reduce::Max ? -INFINITY : 0.0f;
+                            int64_t base, int64_t first, int64_t step,
+                            float shift = 0.0f) {
+  constexpr bool max = Op == Backend::Reduce::Max;
+  float acc = max ? -INFINITY : 0.0f;
   for (int64_t r = first; r < args.count; r += step) {
     float x = in[base + args.reduced.offset(r)];
-    acc = Op == Backend::Reduce::Max ? fmaxf(acc, x) : acc + x;
+    if constexpr (max)
+      acc = fmaxf(acc, x);
+    else if constexpr (Op == Backend::Reduce::LogSumExp)
+      acc += expf(x - shift);
+    else
+      acc += x;
   }
   return acc;
 }
 
+/// The result from the line's fold (and for a log-sum-exp, its maximum;
+/// a line whose maximum is infinite yields that maximum).
 template <Backend::Reduce Op>
-__device__ float finishReduce(float acc, int64_t count) {
-  return Op == Backend::Reduce::Mean ? acc / count : acc;
+__device__ float finishReduce(float acc, int64_t count, float shift) {
+  if constexpr (Op == Backend::Reduce::Mean)
+    return acc / count;
+  else if constexpr (Op == Backend::Reduce::LogSumExp)
+    return isfinite(shift) ? shift + logf(acc) : shift;
+  else
+    return acc;
 }
 
 /// One thread per output: for short reductions.
@@ -539,8 +556,12 @@ template <Backend::Reduce Op>
 __global__ void reduceThreadKernel(const float *in, float *out,
                                    ReduceArgs args) {
   GRID_STRIDE_LOOP(o, args.outputs) {
-    out[o] = finishReduce<Op>(
-        reduceLine<Op>(in, args, args.kept.offset(o), 0, 1), args.count);
+    int64_t base = args.kept.offset(o);
+    float shift = 0.0f;
+    if constexpr (Op == Backend::Reduce::LogSumExp)
+      shift = reduceLine<Backend::Reduce::Max>(in, args, base, 0, 1);
+    out[o] = finishReduce<Op>(reduceLine<Op>(in, args, base, 0, 1, shift),
+                              args.count, shift);
   }
 }
 
@@ -548,12 +569,15 @@ __global__ void reduceThreadKernel(const float *in, float *out,
 template <Backend::Reduce Op>
 __global__ void reduceBlockKernel(const float *in, float *out,
                                   ReduceArgs args) {
-  int64_t o = blockIdx.x;
-  float acc =
-      reduceLine<Op>(in, args, args.kept.offset(o), threadIdx.x, blockDim.x);
+  int64_t base = args.kept.offset(blockIdx.x);
+  float shift = 0.0f;
+  if constexpr (Op == Backend::Reduce::LogSumExp)
+    shift = blockReduce<true>(reduceLine<Backend::Reduce::Max>(
+        in, args, base, threadIdx.x, blockDim.x));
+  float acc = reduceLine<Op>(in, args, base, threadIdx.x, blockDim.x, shift);
   acc = blockReduce<Op == Backend::Reduce::Max>(acc);
   if (threadIdx.x == 0)
-    out[o] = finishReduce<Op>(acc, args.count);
+    out[blockIdx.x] = finishReduce<Op>(acc, args.count, shift);
 }
 
 template <Backend::Reduce Op>
@@ -947,6 +971,8 @@ cudaError_t parcrt::cuda::launchReduce(Backend::Reduce op, const TensorRef *t,
     return reduceTyped<Backend::Reduce::Mean>(t, args, stream);
   case Backend::Reduce::Max:
     return reduceTyped<Backend::Reduce::Max>(t, args, stream);
+  case Backend::Reduce::LogSumExp:
+    return reduceTyped<Backend::Reduce::LogSumExp>(t, args, stream);
   }
   return cudaErrorInvalidValue;
 }

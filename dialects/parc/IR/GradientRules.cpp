@@ -289,15 +289,22 @@ Gradients BroadcastToOp::buildGradients(OpBuilder &b, ValueRange gradients) {
       sumToShape(b, getLoc(), gradients[0], getInput().getType())};
 }
 
-/// The gradient of a reduction, broadcast back over the reduced axes.
-static Value spreadOverAxes(OpBuilder &b, Location loc, Value gradient,
-                            RankedTensorType input, ArrayRef<int64_t> axes) {
+/// A reduction's result (or its gradient) with the reduced axes of `input`
+/// kept as size 1, so that it broadcasts against the input.
+static Value keepReducedAxes(OpBuilder &b, Location loc, Value reduced,
+                             RankedTensorType input, ArrayRef<int64_t> axes) {
   SmallVector<int64_t> kept(input.getShape());
   for (int64_t axis : axes)
     kept[axis] = 1;
-  Value reshaped = ReshapeOp::create(
-      b, loc, RankedTensorType::get(kept, input.getElementType()), gradient);
-  return BroadcastToOp::create(b, loc, input, reshaped);
+  return ReshapeOp::create(
+      b, loc, RankedTensorType::get(kept, input.getElementType()), reduced);
+}
+
+/// The gradient of a reduction, broadcast back over the reduced axes.
+static Value spreadOverAxes(OpBuilder &b, Location loc, Value gradient,
+                            RankedTensorType input, ArrayRef<int64_t> axes) {
+  return BroadcastToOp::create(b, loc, input,
+                               keepReducedAxes(b, loc, gradient, input, axes));
 }
 
 Gradients ReduceSumOp::buildGradients(OpBuilder &b, ValueRange gradients) {
@@ -314,6 +321,20 @@ Gradients ReduceMeanOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   return SmallVector<Value>{MulOp::create(
       b, getLoc(), spread,
       scalar(b, getLoc(), getType().getElementType(), 1.0 / count))};
+}
+
+// d/dx log(sum(exp(x))) = exp(x - result): the softmax over the axes.
+Gradients ReduceLogSumExpOp::buildGradients(OpBuilder &b,
+                                            ValueRange gradients) {
+  Location loc = getLoc();
+  RankedTensorType input = getInput().getType();
+  Value softmax = ExpOp::create(
+      b, loc,
+      SubOp::create(b, loc, getInput(),
+                    keepReducedAxes(b, loc, getResult(), input, getAxes())));
+  return SmallVector<Value>{
+      MulOp::create(b, loc, softmax,
+                    keepReducedAxes(b, loc, gradients[0], input, getAxes()))};
 }
 
 Gradients ReduceMaxOp::buildGradients(OpBuilder &, ValueRange) {

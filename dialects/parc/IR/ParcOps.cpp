@@ -522,7 +522,18 @@ LogicalResult ReduceMaxOp::inferReturnTypes(MLIRContext *,
   return inferReduction<ReduceMaxOp>(loc, adaptor, results);
 }
 
+LogicalResult
+ReduceLogSumExpOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &results) {
+  return inferReduction<ReduceLogSumExpOp>(loc, adaptor, results);
+}
+
 int64_t ReduceMaxOp::getFlopCount() { return numElements(getInput().getType()); }
+// The maximum, then a shifted exponential and a sum per element.
+int64_t ReduceLogSumExpOp::getFlopCount() {
+  return 4 * numElements(getInput().getType());
+}
 int64_t ReduceSumOp::getFlopCount() { return numElements(getInput().getType()); }
 int64_t ReduceMeanOp::getFlopCount() {
   return numElements(getInput().getType());

@@ -263,6 +263,15 @@ class Parc_ReduceOp<string mnemonic, string what> : Parc_ShapedOp<mnemonic> {
 def Parc_ReduceSumOp : Parc_ReduceOp<"reduce_sum", "sum">;
 def Parc_ReduceMeanOp : Parc_ReduceOp<"reduce_mean", "mean">;
 def Parc_ReduceMaxOp : Parc_ReduceOp<"reduce_max", "maximum">;
+def Parc_ReduceLogSumExpOp
+    : Parc_ReduceOp<"reduce_log_sum_exp", "log of the sum of exponentials"> {
+  let description = [{
+    `log(sum(exp(x)))` over the axes, shifted by their maximum so that no
+    exponential overflows: one pass over the input, no temporary of its size.
+    Split over a reduced axis, each rank's result combines with the others'
+    as `m + log(sum_r exp(l_r - m))`, `m` the largest `l_r`.
+  }];
+}
 
 def Parc_ConcatOp : Parc_ShapedOp<"concat"> {
   let summary = "joins tensors along one axis";

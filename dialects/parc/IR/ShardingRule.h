@@ -33,7 +33,8 @@
 namespace mlir::parc {
 
 enum class FactorKind {
-  /// Sharding it splits every tensor that spans it; no communication.
+  /// Sharding it splits every tensor that spans it; no communication but
+  /// what the op's local rewrite adds where the factor needs one.
   Parallel,
   /// The op sums over it: sharded, the results that do not span it are
   /// partial sums over its mesh axes.

@@ -190,17 +190,19 @@ ShardingRule TransposeOp::getShardingRule() {
   return rule;
 }
 
-/// Reduced dimensions become factors of `kind`; kept size-1 dimensions span
-/// no factor.
+/// Reduced dimensions become factors of `kind` (that need the op's local
+/// rewrite where `needsLocalRewrite`); kept size-1 dimensions span no
+/// factor.
 static ShardingRule reductionRule(ArrayRef<int64_t> shape,
                                   ArrayRef<int64_t> axes, bool keepdims,
-                                  FactorKind kind) {
+                                  FactorKind kind,
+                                  bool needsLocalRewrite = false) {
   ShardingRule rule;
   TensorFactors in, out;
   for (auto [dim, size] : llvm::enumerate(shape)) {
     bool reduced = llvm::is_contained(axes, static_cast<int64_t>(dim));
-    int64_t factor =
-        rule.addFactor(size, reduced ? kind : FactorKind::Parallel);
+    int64_t factor = reduced ? rule.addFactor(size, kind, needsLocalRewrite)
+                             : rule.addFactor(size, FactorKind::Parallel);
     in.push_back({factor});
     if (!reduced)
       out.push_back({factor});
@@ -220,6 +222,15 @@ ShardingRule ReduceSumOp::getShardingRule() {
 ShardingRule ReduceMaxOp::getShardingRule() {
   return reductionRule(getInput().getType().getShape(), getAxes(),
                        getKeepdims(), FactorKind::Replicated);
+}
+
+// Split over a reduced axis, each rank's log-sum-exp combines with the
+// others' through the op's local rewrite (a max and a sum all-reduce), and
+// every rank holds the whole result.
+ShardingRule ReduceLogSumExpOp::getShardingRule() {
+  return reductionRule(getInput().getType().getShape(), getAxes(),
+                       getKeepdims(), FactorKind::Parallel,
+                       /*needsLocalRewrite=*/true);
 }
 
 // A partial mean would need rescaling by shard sizes; keep the axes whole.

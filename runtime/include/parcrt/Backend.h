@@ -124,7 +124,7 @@ public:
     Sqrt,
     Erf
   };
-  enum class Reduce { Sum, Mean, Max };
+  enum class Reduce { Sum, Mean, Max, LogSumExp };
   enum class Activation { Relu, Sigmoid, Silu, Tanh, GeluErf, GeluTanh };
 
   // The compute methods (parcrt/BackendOps.def). A backend that lacks a

@@ -53,7 +53,7 @@ func.func @normalization(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>) -> (tensor<2x
 }
 
 // CHECK-LABEL: func.func @layout
-func.func @layout(%t: tensor<100x16xf32>, %ids: tensor<2x8xi32>) -> (tensor<2x4x8x1xf32>, tensor<2x1xf32>) {
+func.func @layout(%t: tensor<100x16xf32>, %ids: tensor<2x8xi32>) -> (tensor<2x4x8x1xf32>, tensor<2x1xf32>, tensor<4x8xf32>) {
   // CHECK: parc.embedding %{{.*}}, %{{.*}} : tensor<100x16xf32>, tensor<2x8xi32> -> tensor<2x8x16xf32>
   %0 = parc.embedding %t, %ids : tensor<100x16xf32>, tensor<2x8xi32> -> tensor<2x8x16xf32>
   // CHECK: parc.reshape %{{.*}} : tensor<2x8x16xf32> -> tensor<2x8x4x4xf32>
@@ -68,7 +68,9 @@ func.func @layout(%t: tensor<100x16xf32>, %ids: tensor<2x8xi32>) -> (tensor<2x4x
   %5 = parc.reduce_sum %4 [3] keepdims : tensor<2x4x8x6xf32> -> tensor<2x4x8x1xf32>
   // CHECK: parc.reduce_mean %{{.*}} [1, 2] : tensor<2x4x8x1xf32> -> tensor<2x1xf32>
   %6 = parc.reduce_mean %5 [1, 2] : tensor<2x4x8x1xf32> -> tensor<2x1xf32>
-  return %5, %6 : tensor<2x4x8x1xf32>, tensor<2x1xf32>
+  // CHECK: parc.reduce_log_sum_exp %{{.*}} [0, 3] : tensor<2x4x8x6xf32> -> tensor<4x8xf32>
+  %7 = parc.reduce_log_sum_exp %4 [0, 3] : tensor<2x4x8x6xf32> -> tensor<4x8xf32>
+  return %5, %6, %7 : tensor<2x4x8x1xf32>, tensor<2x1xf32>, tensor<4x8xf32>
 }
 
 // CHECK-LABEL: func.func @attention_and_loss

@@ -34,6 +34,9 @@ func.func @rules(%x: tensor<2x8x16xf32>, %w: tensor<16x32xf32>, %wt: tensor<32x1
   %11 = parc.reduce_sum %x [1, 2] keepdims : tensor<2x8x16xf32> -> tensor<2x1x1xf32>
   // CHECK: parc.reduce_mean {{.*}}parc.sharding_rule = "([i, j, k]) -> ([i, k]) {i=2, j=8 replicated, k=16}"
   %12 = parc.reduce_mean %x [1] : tensor<2x8x16xf32> -> tensor<2x16xf32>
+  // Its reduced axes split through the op's own combination of the blocks.
+  // CHECK: parc.reduce_log_sum_exp {{.*}}parc.sharding_rule = "([i, j, k]) -> ([j]) {i=2 local-rewrite, j=8, k=16 local-rewrite}"
+  %lse = parc.reduce_log_sum_exp %x [0, 2] : tensor<2x8x16xf32> -> tensor<8xf32>
   // CHECK: parc.concat {{.*}}parc.sharding_rule = "([i, j, k], [i, j, l]) -> ([i, j, m]) {i=2, j=8, k=16 replicated, l=16 replicated, m=32 replicated}"
   %13 = parc.concat %x, %x axis = 2 : tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x32xf32>
   // CHECK: parc.slice {{.*}}parc.sharding_rule = "([i, j, k]) -> ([i, j, l]) {i=2, j=8, k=16 replicated, l=4 replicated}"

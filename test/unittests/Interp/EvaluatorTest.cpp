@@ -313,6 +313,18 @@ TEST_F(EvaluatorTest, Reductions) {
     })mlir",
                     {Tensor({2, 3}, {1, 2, 3, 4, 5, 6})});
   expectNear(all, {21});
+  // Shifted by the maximum: no overflow at 1000; a line of -inf gives -inf.
+  auto logSumExp =
+      values(R"mlir(
+    func.func @f(%x: tensor<3x2xf32>) -> tensor<3xf32> {
+      %0 = parc.reduce_log_sum_exp %x [1] : tensor<3x2xf32> -> tensor<3xf32>
+      return %0 : tensor<3xf32>
+    })mlir",
+             {Tensor({3, 2}, {0, 0, 1000, 1000, -INFINITY, -INFINITY})});
+  ASSERT_EQ(logSumExp.size(), 3u);
+  EXPECT_NEAR(logSumExp[0], std::log(2.0), 1e-12);
+  EXPECT_NEAR(logSumExp[1], 1000 + std::log(2.0), 1e-9);
+  EXPECT_EQ(logSumExp[2], -INFINITY);
 }
 
 TEST_F(EvaluatorTest, Constants) {

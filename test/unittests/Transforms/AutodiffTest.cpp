@@ -222,6 +222,14 @@ TEST_F(AutodiffTest, Layout) {
   check({param("tensor<2x3x4xf32>", {2, 3, 4})},
         "  %y = parc.reduce_mean %a0 [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>",
         "tensor<3xf32>");
+  check({param("tensor<2x3x4xf32>", {2, 3, 4})},
+        "  %y = parc.reduce_log_sum_exp %a0 [0, 2] : tensor<2x3x4xf32> -> "
+        "tensor<3xf32>",
+        "tensor<3xf32>");
+  check({param("tensor<2x3x4xf32>", {2, 3, 4})},
+        "  %y = parc.reduce_log_sum_exp %a0 [2] keepdims : tensor<2x3x4xf32> "
+        "-> tensor<2x3x1xf32>",
+        "tensor<2x3x1xf32>");
   check({param("tensor<2x3xf32>", {2, 3}), param("tensor<2x2xf32>", {2, 2})},
         "  %y = parc.concat %a0, %a1 axis = 1 : tensor<2x3xf32>, tensor<2x2xf32> -> tensor<2x5xf32>",
         "tensor<2x5xf32>");

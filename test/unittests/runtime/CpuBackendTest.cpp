@@ -319,6 +319,26 @@ TEST_F(CpuBackendTest, Reductions) {
   expectNear(max.values(), {3, 6});
 }
 
+// Along the contiguous last axis and along a strided first one; shifted by
+// the maximum, so 1000 does not overflow; a line of -inf gives -inf.
+TEST_F(CpuBackendTest, LogSumExp) {
+  HostTensor x({2, 3}, {0, 0, 0, 1000, 1000, -INFINITY}), rows({2}),
+      columns({1, 3});
+  int64_t last[] = {1}, first[] = {0};
+  backend->reduce(Backend::Reduce::LogSumExp, refs({&x, &rows}).data(), last,
+                  1);
+  backend->reduce(Backend::Reduce::LogSumExp, refs({&x, &columns}).data(),
+                  first, 1);
+  // f32 results: within one rounding of the exact values.
+  EXPECT_FLOAT_EQ(rows.values()[0], std::log(3.0));
+  EXPECT_FLOAT_EQ(rows.values()[1], 1000 + std::log(2.0));
+  expectNear(columns.values(), {1000, 1000, 0});
+  HostTensor infinite({1, 2}, {-INFINITY, -INFINITY}), infiniteOut({1});
+  backend->reduce(Backend::Reduce::LogSumExp,
+                  refs({&infinite, &infiniteOut}).data(), last, 1);
+  EXPECT_EQ(infiniteOut.values()[0], -INFINITY);
+}
+
 TEST_F(CpuBackendTest, Constants) {
   HostTensor values({3}), splat({2}, {}, PARCRT_I64);
   double given[] = {1.5, -2.0, 4.0}, two[] = {2.0};
