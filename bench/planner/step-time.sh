@@ -47,11 +47,11 @@ PY
   for round in $(seq "$rounds"); do
     for j in $(seq "$i"); do
       "$work/out$j/launch.sh" --steps 4 < /dev/null |
-        sed -n 's/^step time: \([0-9.]*\) s.*/\1/p' >> "$work/measured$j"
+        sed -n 's/^step time: \([0-9.]*\) s.*/\1/p' >> "$work/measured$ranks.$j"
     done
   done
   for j in $(seq "$i"); do
-    python3 - "$ranks" "$j" "$work/plan$j.json" "$work/measured$j" "$(cat "$work/description$j")" <<'PY'
+    python3 - "$ranks" "$j" "$work/plan$j.json" "$work/measured$ranks.$j" "$(cat "$work/description$j")" <<'PY'
 import json, statistics, sys
 ranks, index, plan, measured, description = sys.argv[1:6]
 predicted = json.load(open(plan))["predicted"]["step_time_s"]
