@@ -4,19 +4,20 @@
 # plans parc-compile builds (--space dp,tp,sp: one micro-batch, ZeRO 0, no
 # recomputation, f32), and the first five it lists are compiled and run,
 # interleaved, in ROUNDS rounds (default 3; the median round counts).
-# The model is a 4-layer GPT (hidden 256, 8 heads, seq 128, vocab 4096) at
-# batch 8, trained with AdamW.
+# The model is a 4-layer GPT (hidden HIDDEN, default 256; 8 heads, seq 128,
+# vocab 4096) at batch 8, trained with AdamW.
 #
-#   bench/planner/step-time.sh [build-dir]
+#   [ROUNDS=5] [HIDDEN=512] bench/planner/step-time.sh [build-dir]
 set -euo pipefail
 build=${1:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 bin=$build/bin
 rounds=${ROUNDS:-3}
+hidden=${HIDDEN:-256}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OPENBLAS_NUM_THREADS=1
-"$bin/parc-model" gpt --layers 4 --hidden 256 --heads 8 --seq 128 --batch 8 \
+"$bin/parc-model" gpt --layers 4 --hidden "$hidden" --heads 8 --seq 128 --batch 8 \
   --vocab 4096 -o "$work/model.mlir"
 "$bin/parc-opt" "$work/model.mlir" --parc-make-train-step -o "$work/step.mlir"
 printf '| ranks | rank in list | plan | predicted s | measured s | measured / predicted |\n|---|---|---|---|---|---|\n'

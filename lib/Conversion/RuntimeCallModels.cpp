@@ -38,7 +38,8 @@ static LogicalResult appendAttributes(GeluOp op, ArrayRef<StringRef>,
 
 static LogicalResult appendAttributes(MatmulOp op, ArrayRef<StringRef>,
                                       Ints &ints, Floats &) {
-  ints.append({op.getTransposeLhs(), op.getTransposeRhs()});
+  ints.append(
+      {op.getTransposeLhs(), op.getTransposeRhs(), op.getContractBatch()});
   return success();
 }
 

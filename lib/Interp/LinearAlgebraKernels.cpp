@@ -50,24 +50,30 @@ static LogicalResult matmulKernel(MatmulOp op,
                                   ArrayRef<const Tensor *> operands,
                                   MutableArrayRef<Tensor> results) {
   Tensor &result = results[0];
-  int64_t rank = result.getRank();
-  ArrayRef<int64_t> batch = ArrayRef<int64_t>(result.shape).drop_back(2);
-  int64_t rows = result.shape[rank - 2], columns = result.shape[rank - 1];
-  MatrixView lhs(*operands[0], op.getTransposeLhs(), batch);
-  MatrixView rhs(*operands[1], op.getTransposeRhs(), batch);
   const Tensor &lhsTensor = *operands[0];
+  int64_t rank = result.getRank();
+  // Under contract_batch every batch's product adds into one matrix.
+  bool contract = op.getContractBatch();
+  ArrayRef<int64_t> batch =
+      ArrayRef<int64_t>(contract ? lhsTensor.shape : result.shape).drop_back(2);
+  int64_t rows = result.shape[rank - 2], columns = result.shape[rank - 1];
+  MatrixView lhs(lhsTensor, op.getTransposeLhs(), batch);
+  MatrixView rhs(*operands[1], op.getTransposeRhs(), batch);
   int64_t depth = op.getTransposeLhs() ? lhsTensor.shape[lhsTensor.getRank() - 2]
                                        : lhsTensor.shape.back();
   int64_t matrixSize = rows * columns;
+  std::fill(result.values.begin(), result.values.end(), 0.0);
   forEachIndex(batch, [&](ArrayRef<int64_t> batchIndex, int64_t batchLinear) {
     int64_t lhsBase = lhs.batchOffset(batchIndex);
     int64_t rhsBase = rhs.batchOffset(batchIndex);
+    double *out =
+        result.values.data() + (contract ? 0 : batchLinear * matrixSize);
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < columns; ++j) {
         double sum = 0;
         for (int64_t k = 0; k < depth; ++k)
           sum += lhs.get(lhsBase, i, k) * rhs.get(rhsBase, k, j);
-        result.values[batchLinear * matrixSize + i * columns + j] = sum;
+        out[i * columns + j] += sum;
       }
   });
   return success();

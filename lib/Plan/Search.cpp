@@ -422,15 +422,16 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     double before = 0, after = gradientsAll;
     for (const Part &part : parts) {
       after -= part.gradients;
-      double gathered = plan.zero >= 3 ? part.cost->largestParameterBytes : 0.0;
+      bool gathering = plan.zero >= 3;
       for (bool backward : {false, true}) {
         MemoryBreakdown memory = base;
-        double own = backward ? part.cost->backwardPeakBytes
-                              : part.cost->forwardPeakBytes;
-        double ownSaved = backward ? part.cost->backwardPeakSavedBytes
-                                   : part.cost->forwardPeakSavedBytes;
-        memory.activations = (inFlight - 1) * keptAll + before + ownSaved;
-        memory.temporaries = own - ownSaved + gathered;
+        const SegmentCost::Peak &own =
+            backward ? (gathering ? part.cost->backwardGatheredPeak
+                                  : part.cost->backwardPeak)
+                     : (gathering ? part.cost->forwardGatheredPeak
+                                  : part.cost->forwardPeak);
+        memory.activations = (inFlight - 1) * keptAll + before + own.savedBytes;
+        memory.temporaries = own.bytes - own.savedBytes;
         memory.gradients = accumulating ? gradientsAll : backward ? after : 0.0;
         consider(memory);
       }

@@ -103,17 +103,16 @@ measurePeaks(const ModelGraph &graph, StrategySolution &solution,
       update(index, +1);
     SegmentCost &cost = solution.segments[graph.getOwnerSegment(op.owner)];
     double own = live - (held - heldBy[op.owner]);
-    auto [peak, saved] =
-        op.backward
-            ? std::tie(cost.backwardPeakBytes, cost.backwardPeakSavedBytes)
-            : std::tie(cost.forwardPeakBytes, cost.forwardPeakSavedBytes);
-    if (own > peak) {
-      peak = own;
-      saved = savedBy[op.owner];
-    }
+    double gathered = 0;
     for (int64_t parameter : op.parameterNodes)
-      cost.largestParameterBytes =
-          std::max(cost.largestParameterBytes, bytesOf(parameter, 0));
+      gathered += bytesOf(parameter, 0);
+    auto raise = [&](SegmentCost::Peak &peak, double bytes) {
+      if (bytes > peak.bytes)
+        peak = {bytes, savedBy[op.owner]};
+    };
+    raise(op.backward ? cost.backwardPeak : cost.forwardPeak, own);
+    raise(op.backward ? cost.backwardGatheredPeak : cost.forwardGatheredPeak,
+          own + gathered);
   }
 }
 

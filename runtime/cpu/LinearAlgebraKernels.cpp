@@ -47,8 +47,43 @@ struct Operand {
 };
 } // namespace
 
-void cpu::matmul(const TensorRef *t, bool transposeLhs, bool transposeRhs) {
+/// contract_batch: every batch's product adds into the one result matrix.
+/// A transposed lhs with a plain rhs (a weight's gradient, A^T g) is one
+/// GEMM whose depth runs over batch and rows together.
+static void matmulContractingBatch(const TensorRef *t, bool transposeLhs,
+                                   bool transposeRhs) {
+  const TensorRef &lhsRef = t[0], &rhsRef = t[1], &result = t[2];
+  int64_t batches = cpu::outerCount(lhsRef, lhsRef.rank - 2);
+  int64_t lhsRows = lhsRef.shape[lhsRef.rank - 2],
+          lhsColumns = lhsRef.shape[lhsRef.rank - 1];
+  int64_t rhsRows = rhsRef.shape[rhsRef.rank - 2],
+          rhsColumns = rhsRef.shape[rhsRef.rank - 1];
+  int64_t m = result.shape[0], n = result.shape[1];
+  int64_t k = transposeLhs ? lhsRows : lhsColumns;
+  const auto *lhs = static_cast<const float *>(lhsRef.data);
+  const auto *rhs = static_cast<const float *>(rhsRef.data);
+  auto *out = static_cast<float *>(result.data);
+  CBLAS_TRANSPOSE lhsOp = transposeLhs ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE rhsOp = transposeRhs ? CblasTrans : CblasNoTrans;
+  if (transposeLhs && !transposeRhs) {
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, batches * k,
+                1.0f, lhs, lhsColumns, rhs, rhsColumns, 0.0f, out, n);
+    return;
+  }
+  if (batches == 0)
+    std::fill(out, out + m * n, 0.0f);
+  for (int64_t batch = 0; batch < batches; ++batch)
+    cblas_sgemm(CblasRowMajor, lhsOp, rhsOp, m, n, k, 1.0f,
+                lhs + batch * lhsRows * lhsColumns, lhsColumns,
+                rhs + batch * rhsRows * rhsColumns, rhsColumns,
+                batch == 0 ? 0.0f : 1.0f, out, n);
+}
+
+void cpu::matmul(const TensorRef *t, bool transposeLhs, bool transposeRhs,
+                 bool contractBatch) {
   requireF32("matmul", t, 3);
+  if (contractBatch)
+    return matmulContractingBatch(t, transposeLhs, transposeRhs);
   const TensorRef &result = t[2];
   Operand lhs(t[0], result), rhs(t[1], result);
   int64_t m = result.shape[result.rank - 2], n = result.shape[result.rank - 1];

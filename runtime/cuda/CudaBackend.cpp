@@ -139,6 +139,8 @@ public:
 private:
   /// fatal() unless every tensor of `t[0, count)` is f32.
   void requireF32(const char *op, const TensorRef *t, int count) const;
+  void matmulContractingBatch(const TensorRef *t, bool transposeLhs,
+                              bool transposeRhs);
   /// fatal() unless `t` holds indices (i32 or i64).
   void requireIndices(const char *op, const char *what,
                       const TensorRef &t) const;
@@ -437,12 +439,53 @@ bool linearSuffix(const std::vector<int64_t> &strides,
 }
 } // namespace
 
+/// contract_batch: every batch's product adds into the one result matrix
+/// (beta = 1 after the first); a transposed lhs with a plain rhs is one
+/// GEMM whose depth runs over batch and rows together. Operands swapped
+/// for cuBLAS's column-major order as in matmul.
+void CudaBackend::matmulContractingBatch(const TensorRef *t, bool transposeLhs,
+                                         bool transposeRhs) {
+  const TensorRef &lhs = t[0], &rhs = t[1], &result = t[2];
+  int64_t batches = 1;
+  for (int d = 0; d < lhs.rank - 2; ++d)
+    batches *= lhs.shape[d];
+  int64_t lhsMatrix = lhs.shape[lhs.rank - 2] * lhs.shape[lhs.rank - 1];
+  int64_t rhsMatrix = rhs.shape[rhs.rank - 2] * rhs.shape[rhs.rank - 1];
+  int64_t depth =
+      transposeLhs ? lhs.shape[lhs.rank - 2] : lhs.shape[lhs.rank - 1];
+  if (result.shape[0] == 0 || result.shape[1] == 0)
+    return;
+  if (batches * depth == 0) {
+    check(cudaMemsetAsync(result.data, 0, result.bytes(), stream),
+          "matmul (empty depth)");
+    return;
+  }
+  bool oneGemm = transposeLhs && !transposeRhs;
+  cublasOperation_t opA = transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int m = toInt(result.shape[1], "columns"), n = toInt(result.shape[0], "rows"),
+      k = toInt(oneGemm ? batches * depth : depth, "depth");
+  int lda = toInt(lhs.shape[lhs.rank - 1], "lhs leading dimension");
+  int ldb = toInt(rhs.shape[rhs.rank - 1], "rhs leading dimension");
+  const float one = 1.0f, zero = 0.0f;
+  const float *a = static_cast<const float *>(lhs.data);
+  const float *b = static_cast<const float *>(rhs.data);
+  float *c = static_cast<float *>(result.data);
+  for (int64_t batch = 0; batch < (oneGemm ? 1 : batches); ++batch)
+    checkBlas(cublasSgemm(blas, opB, opA, m, n, k, &one, b + batch * rhsMatrix,
+                          ldb, a + batch * lhsMatrix, lda,
+                          batch == 0 ? &zero : &one, c, m),
+              "cublasSgemm");
+}
+
 void CudaBackend::matmul(const TensorRef *t, bool transposeLhs,
-                         bool transposeRhs) {
+                         bool transposeRhs, bool contractBatch) {
   requireF32("matmul", t, 3);
   const TensorRef &lhs = t[0], &rhs = t[1], &result = t[2];
   if (lhs.rank < 2 || rhs.rank < 2 || result.rank < 2)
     fatal("matmul: operands and result must have rank >= 2");
+  if (contractBatch)
+    return matmulContractingBatch(t, transposeLhs, transposeRhs);
   int batchRank = result.rank - 2;
   int64_t rows = result.shape[result.rank - 2];
   int64_t columns = result.shape[result.rank - 1];

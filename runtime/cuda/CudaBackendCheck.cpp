@@ -277,7 +277,7 @@ void checkCompute(Backend &cuda, Backend &cpu) {
   struct MatmulCase {
     const char *name;
     Shape lhs, rhs, result;
-    bool transposeLhs, transposeRhs;
+    bool transposeLhs, transposeRhs, contractBatch = false;
   };
   const MatmulCase matmulCases[] = {
       {"2d", {3, 4}, {4, 5}, {3, 5}, false, false},
@@ -292,6 +292,11 @@ void checkCompute(Backend &cuda, Backend &cpu) {
       {"bcast-inner", {2, 3, 3, 4}, {2, 1, 4, 5}, {2, 3, 3, 5}, false, false},
       {"bcast-tl-tr", {1, 2, 4, 3}, {3, 1, 5, 4}, {3, 2, 3, 5}, true, true},
       {"larger", {64, 96}, {96, 80}, {64, 80}, false, false},
+      // Summed over the batch: one GEMM (tl), or one per batch.
+      {"contract-tl", {2, 3, 7, 4}, {2, 3, 7, 5}, {4, 5}, true, false, true},
+      {"contract", {2, 4, 7}, {2, 7, 5}, {4, 5}, false, false, true},
+      {"contract-tr", {3, 5, 7}, {3, 4, 7}, {5, 4}, false, true, true},
+      {"contract-tl-tr", {3, 7, 5}, {3, 4, 7}, {5, 4}, true, true, true},
   };
   for (const MatmulCase &c : matmulCases) {
     HostTensor lhs = f32(c.lhs), rhs = f32(c.rhs);
@@ -299,7 +304,7 @@ void checkCompute(Backend &cuda, Backend &cpu) {
             [&](Backend &b, Buffers &m) {
               TensorRef t[] = {m.input(lhs), m.input(rhs),
                                m.output(PARCRT_F32, c.result)};
-              b.matmul(t, c.transposeLhs, c.transposeRhs);
+              b.matmul(t, c.transposeLhs, c.transposeRhs, c.contractBatch);
               return m.read(t[2]);
             });
   }

@@ -55,7 +55,7 @@ extern "C" const char parc_program_json[] =
     R"(,4],"sharding":)" X_SHARDING R"(,"partial":[],"offset":2688}]})";
 
 extern "C" void parc_program_step(parcrt_context *ctx) {
-  static const int64_t noFlags[] = {0, 0};
+  static const int64_t noFlags[] = {0, 0, 0};
   parcrt_matmul(
       ctx,
       tensors({{xAt, {rows, 8}}, {w1At, {8, hidden}}, {hAt, {rows, hidden}}})

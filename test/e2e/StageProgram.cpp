@@ -38,7 +38,7 @@ extern "C" const char parc_program_json[] = PARC_HEADER
     R"("checkpoint_shape":[128]}],"results":[)" PARC_Y "]}";
 
 extern "C" void parc_program_step(parcrt_context *ctx) {
-  static const int64_t noFlags[] = {0, 0};
+  static const int64_t noFlags[] = {0, 0, 0};
   parcrt_matmul(
       ctx,
       tensors({{xAt, {rows, 8}}, {w1At, {8, hidden}}, {hAt, {rows, hidden}}})
@@ -65,7 +65,7 @@ extern "C" void parc_program_step(parcrt_context *ctx) {
   static const int64_t fromStage0[] = {0, 0, hiddenChannel};
   parcrt_recv(ctx, tensors({{rAt, {rows, hidden}}}).data(), fromStage0,
               nullptr);
-  static const int64_t noFlags[] = {0, 0};
+  static const int64_t noFlags[] = {0, 0, 0};
   parcrt_matmul(
       ctx,
       tensors({{rAt, {rows, hidden}}, {w2At, {hidden, 4}}, {yAt, {rows, 4}}})

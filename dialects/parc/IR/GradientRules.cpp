@@ -213,14 +213,27 @@ Gradients GeluOp::buildGradients(OpBuilder &b, ValueRange gradients) {
 
 // With A' and B' the operands as multiplied: dA' = g B'^T and dB' = A'^T g;
 // a transposed operand takes the transpose of its gradient, which the
-// transpose flags express without a transpose op.
+// transpose flags express without a transpose op. (Under contract_batch, g
+// has no batch dimensions and broadcasts over them.) An operand without
+// batch dimensions that every batch shares (a weight) sums its gradient
+// over the batch within the product: contract_batch.
 Gradients MatmulOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   Value g = gradients[0], lhs = getLhs(), rhs = getRhs();
   bool tl = getTransposeLhs(), tr = getTransposeRhs();
-  Value lhsGrad = tl ? MatmulOp::create(b, getLoc(), rhs, g, tr, true)
-                     : MatmulOp::create(b, getLoc(), g, rhs, false, !tr);
-  Value rhsGrad = tr ? MatmulOp::create(b, getLoc(), g, lhs, true, tl)
-                     : MatmulOp::create(b, getLoc(), lhs, g, !tl, false);
+  auto sharedByBatch = [&](Value operand, Value other) {
+    return !getContractBatch() && tensorType(operand).getRank() == 2 &&
+           tensorType(other).getShape().drop_back(2) ==
+               getType().getShape().drop_back(2) &&
+           getType().getRank() > 2;
+  };
+  bool contractLhs = sharedByBatch(lhs, rhs),
+       contractRhs = sharedByBatch(rhs, lhs);
+  Value lhsGrad =
+      tl ? MatmulOp::create(b, getLoc(), rhs, g, tr, true, contractLhs)
+         : MatmulOp::create(b, getLoc(), g, rhs, false, !tr, contractLhs);
+  Value rhsGrad =
+      tr ? MatmulOp::create(b, getLoc(), g, lhs, true, tl, contractRhs)
+         : MatmulOp::create(b, getLoc(), lhs, g, !tl, false, contractRhs);
   return SmallVector<Value>{sumToShape(b, getLoc(), lhsGrad, tensorType(lhs)),
                             sumToShape(b, getLoc(), rhsGrad, tensorType(rhs))};
 }

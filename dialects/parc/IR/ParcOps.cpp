@@ -130,6 +130,21 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
         "'rhs' dimension {2} has size {3}",
         lhsKDim, lhsShape[lhsKDim], rhsKDim, rhsShape[rhsKDim]);
 
+  if (adaptor.getContractBatch()) {
+    if (lhsRank < 3 || lhsShape.drop_back(2) != rhsShape.drop_back(2)) {
+      std::string lhsType, rhsType;
+      llvm::raw_string_ostream(lhsType) << *lhs;
+      llvm::raw_string_ostream(rhsType) << *rhs;
+      return shapeError<MatmulOp>(
+          loc,
+          "contract_batch needs operands with the same batch dimensions "
+          "(rank >= 3), got {0} and {1}",
+          lhsType, rhsType);
+    }
+    results.push_back(RankedTensorType::get({lhsShape[mDim], rhsShape[nDim]},
+                                            lhs->getElementType()));
+    return success();
+  }
   FailureOr<SmallVector<int64_t>> shape = broadcastShapes<MatmulOp>(
       loc, lhsShape.drop_back(2), "lhs", rhsShape.drop_back(2), "rhs");
   if (failed(shape))
@@ -144,7 +159,11 @@ int64_t MatmulOp::getFlopCount() {
   auto lhs = getLhs().getType();
   int64_t k = lhs.getDimSize(getTransposeLhs() ? lhs.getRank() - 2
                                                : lhs.getRank() - 1);
-  return 2 * k * numElements(getType());
+  int64_t contracted = 1;
+  if (getContractBatch())
+    for (int64_t size : lhs.getShape().drop_back(2))
+      contracted *= size;
+  return 2 * k * contracted * numElements(getType());
 }
 
 //===----------------------------------------------------------------------===//

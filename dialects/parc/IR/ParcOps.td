@@ -41,16 +41,25 @@ def Parc_MatmulOp : Parc_ShapedOp<"matmul"> {
     `transpose_lhs` / `transpose_rhs` swap the last two dimensions of that
     operand first.
 
+    With `contract_batch`, the operands have the same batch dimensions and
+    the result sums the products over them: [m, n]. A weight's gradient
+    under a batched activation is one such product (one GEMM over batch
+    and rows together where the layout allows, no [batch, m, n] partials).
+
     ```mlir
     %y = parc.matmul %x, %w transpose_rhs
         : tensor<2x8x16xf32>, tensor<32x16xf32> -> tensor<2x8x32xf32>
+    %dw = parc.matmul %x, %dy transpose_lhs contract_batch
+        : tensor<2x8x16xf32>, tensor<2x8x32xf32> -> tensor<16x32xf32>
     ```
   }];
   let arguments = (ins Parc_FloatTensor:$lhs, Parc_FloatTensor:$rhs,
-                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
+                       UnitAttr:$contract_batch);
   let results = (outs Parc_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
+    (`contract_batch` $contract_batch^)?
     attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
 }

@@ -20,9 +20,36 @@ static TensorFactors addFactorPerDim(ShardingRule &rule,
   return dims;
 }
 
+// Summed over like k: a split batch leaves partial sums (the data-parallel
+// all-reduce of a weight's gradient).
+static ShardingRule contractedBatchRule(MatmulOp op) {
+  RankedTensorType lhs = op.getLhs().getType();
+  bool transposeLhs = op.getTransposeLhs();
+  ShardingRule rule;
+  TensorFactors batch =
+      addFactorPerDim(rule, lhs.getShape().drop_back(2), FactorKind::Reduction);
+  int64_t m = rule.addFactor(op.getType().getDimSize(0), FactorKind::Parallel);
+  int64_t n = rule.addFactor(op.getType().getDimSize(1), FactorKind::Parallel);
+  int64_t k = rule.addFactor(transposeLhs ? lhs.getShape().drop_back().back()
+                                          : lhs.getShape().back(),
+                             FactorKind::Reduction);
+  auto matrix = [&](int64_t rows, int64_t columns, bool transposed) {
+    TensorFactors dims = batch;
+    dims.push_back({transposed ? columns : rows});
+    dims.push_back({transposed ? rows : columns});
+    return dims;
+  };
+  rule.addOperand(matrix(m, k, transposeLhs));
+  rule.addOperand(matrix(k, n, op.getTransposeRhs()));
+  rule.addResult({{m}, {n}});
+  return rule;
+}
+
 ShardingRule MatmulOp::getShardingRule() {
   ArrayRef<int64_t> resultShape = getType().getShape();
   RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
+  if (getContractBatch())
+    return contractedBatchRule(*this);
   ArrayRef<int64_t> batch = resultShape.drop_back(2);
 
   // Batch dimensions broadcast like a pointwise op's.

@@ -60,13 +60,16 @@ struct SegmentCost {
   /// backward, ops run, beyond the model state, the activations other
   /// segments keep and the gradients they hold: the segment's own tensors
   /// and those flowing through it, from a sweep over the training graph
-  /// under the chosen layouts. `...SavedBytes` is the part of it that is
-  /// the segment's own saved activations (recomputed, under recomputation).
-  double forwardPeakBytes = 0, forwardPeakSavedBytes = 0;
-  double backwardPeakBytes = 0, backwardPeakSavedBytes = 0;
-  /// The largest parameter one op reads, whole over dp (what ZeRO-3
-  /// gathers for it).
-  double largestParameterBytes = 0;
+  /// under the chosen layouts. `savedBytes` is the part of it that is the
+  /// segment's own saved activations (recomputed, under recomputation).
+  struct Peak {
+    double bytes = 0, savedBytes = 0;
+  };
+  Peak forwardPeak, backwardPeak;
+  /// The same with the parameters each op reads held whole over dp as it
+  /// runs (ZeRO-3 gathers them for the op; an op that reads none, such as
+  /// a weight's gradient, needs none).
+  Peak forwardGatheredPeak, backwardGatheredPeak;
   /// The segment's output (what a pipeline stage sends).
   double outputBytes = 0;
   double parameters = 0;

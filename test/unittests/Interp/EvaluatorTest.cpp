@@ -121,6 +121,18 @@ TEST_F(EvaluatorTest, MatmulWithTransposedLhs) {
   expectNear(result, {4, 6});
 }
 
+TEST_F(EvaluatorTest, MatmulContractingBatch) {
+  // a0^T b0 = [-2, -2] and a1^T b1 = [31, 36], summed.
+  auto result = values(R"mlir(
+    func.func @f(%a: tensor<2x2x2xf32>, %b: tensor<2x2x1xf32>) -> tensor<2x1xf32> {
+      %0 = parc.matmul %a, %b transpose_lhs contract_batch : tensor<2x2x2xf32>, tensor<2x2x1xf32> -> tensor<2x1xf32>
+      return %0 : tensor<2x1xf32>
+    })mlir",
+                       {Tensor({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
+                        Tensor({2, 2, 1}, {1, -1, 2, 3})});
+  expectNear(result, {29, 34});
+}
+
 TEST_F(EvaluatorTest, Activations) {
   auto run1 = [&](StringRef op) {
     std::string source = R"mlir(

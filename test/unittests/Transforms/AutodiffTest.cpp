@@ -179,6 +179,35 @@ TEST_F(AutodiffTest, MatmulWithTransposesAndBatchBroadcast) {
   check({param("tensor<4x3xf32>", {4, 3}), param("tensor<5x4xf32>", {5, 4})},
         "  %y = parc.matmul %a0, %a1 transpose_lhs transpose_rhs : tensor<4x3xf32>, tensor<5x4xf32> -> tensor<3x5xf32>",
         "tensor<3x5xf32>");
+  // A weight shared by the batch takes its gradient summed over the batch
+  // in the product (contract_batch), in each transpose form; an lhs shared
+  // by rhs batches likewise.
+  check(
+      {param("tensor<2x3x4xf32>", {2, 3, 4}), param("tensor<5x4xf32>", {5, 4})},
+      "  %y = parc.matmul %a0, %a1 transpose_rhs : tensor<2x3x4xf32>, "
+      "tensor<5x4xf32> -> tensor<2x3x5xf32>",
+      "tensor<2x3x5xf32>");
+  check(
+      {param("tensor<2x4x3xf32>", {2, 4, 3}), param("tensor<4x5xf32>", {4, 5})},
+      "  %y = parc.matmul %a0, %a1 transpose_lhs : tensor<2x4x3xf32>, "
+      "tensor<4x5xf32> -> tensor<2x3x5xf32>",
+      "tensor<2x3x5xf32>");
+  check(
+      {param("tensor<3x4xf32>", {3, 4}), param("tensor<2x5x4xf32>", {2, 5, 4})},
+      "  %y = parc.matmul %a0, %a1 transpose_rhs : tensor<3x4xf32>, "
+      "tensor<2x5x4xf32> -> tensor<2x3x5xf32>",
+      "tensor<2x3x5xf32>");
+  check(
+      {param("tensor<4x3xf32>", {4, 3}), param("tensor<2x4x5xf32>", {2, 4, 5})},
+      "  %y = parc.matmul %a0, %a1 transpose_lhs : tensor<4x3xf32>, "
+      "tensor<2x4x5xf32> -> tensor<2x3x5xf32>",
+      "tensor<2x3x5xf32>");
+  // The contract_batch form itself: its gradient broadcasts over the batch.
+  check({param("tensor<2x4x3xf32>", {2, 4, 3}),
+         param("tensor<2x4x5xf32>", {2, 4, 5})},
+        "  %y = parc.matmul %a0, %a1 transpose_lhs contract_batch : "
+        "tensor<2x4x3xf32>, tensor<2x4x5xf32> -> tensor<3x5xf32>",
+        "tensor<3x5xf32>");
   // GPT's QKV projection: [b, 1, 1, s, h] x [3, H, h, d].
   check({param("tensor<2x1x1x3x4xf32>", {2, 1, 1, 3, 4}),
          param("tensor<3x2x4x2xf32>", {3, 2, 4, 2})},

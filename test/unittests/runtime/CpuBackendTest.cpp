@@ -122,13 +122,13 @@ TEST_F(CpuBackendTest, MatmulWithTransposedBroadcastWeight) {
   // lhs [2, 1, 2] (batch 2), rhs [3, 2] used transposed as [2, 3].
   HostTensor a({2, 1, 2}, {1, 2, 3, 4}), w({3, 2}, {1, 0, 0, 1, 1, 1}),
       out({2, 1, 3});
-  backend->matmul(refs({&a, &w, &out}).data(), false, true);
+  backend->matmul(refs({&a, &w, &out}).data(), false, true, false);
   expectNear(out.values(), {1, 2, 3, 3, 4, 7});
 }
 
 TEST_F(CpuBackendTest, MatmulWithTransposedLhs) {
   HostTensor a({2, 2}, {1, 2, 3, 4}), b({2, 1}, {1, 1}), out({2, 1});
-  backend->matmul(refs({&a, &b, &out}).data(), true, false);
+  backend->matmul(refs({&a, &b, &out}).data(), true, false, false);
   expectNear(out.values(), {4, 6});
 }
 
@@ -136,7 +136,7 @@ TEST_F(CpuBackendTest, MatmulBroadcastsTheLhsOverRhsBatches) {
   // lhs [2, 2] shared by both rhs batches [2, 2, 1].
   HostTensor a({2, 2}, {1, 2, 3, 4}), b({2, 2, 1}, {1, 0, 0, 1}),
       out({2, 2, 1});
-  backend->matmul(refs({&a, &b, &out}).data(), false, false);
+  backend->matmul(refs({&a, &b, &out}).data(), false, false, false);
   expectNear(out.values(), {1, 3, 2, 4});
 }
 
@@ -144,8 +144,24 @@ TEST_F(CpuBackendTest, MatmulBatchesBothOperands) {
   // [2, 1, 2] x [2, 2, 1] with rhs transposed from [2, 1, 2].
   HostTensor a({2, 1, 2}, {1, 2, 3, 4}), b({2, 1, 2}, {1, 1, 2, 0}),
       out({2, 1, 1});
-  backend->matmul(refs({&a, &b, &out}).data(), false, true);
+  backend->matmul(refs({&a, &b, &out}).data(), false, true, false);
   expectNear(out.values(), {3, 6});
+}
+
+// Summed over the batch: a^T b over both batches as one GEMM (the weight
+// gradient's form), and a b per batch without transposes; both against the
+// sum of the per-batch products written out.
+TEST_F(CpuBackendTest, MatmulContractingBatch) {
+  // a [2, 2, 2], b [2, 2, 1].
+  HostTensor a({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
+      b({2, 2, 1}, {1, -1, 2, 3}), transposed({2, 1}), plain({2, 1});
+  backend->matmul(refs({&a, &b, &transposed}).data(), true, false, true);
+  // a0^T b0 = [1*1 + 3*-1, 2*1 + 4*-1] = [-2, -2];
+  // a1^T b1 = [5*2 + 7*3, 6*2 + 8*3] = [31, 36].
+  expectNear(transposed.values(), {29, 34});
+  backend->matmul(refs({&a, &b, &plain}).data(), false, false, true);
+  // a0 b0 = [1 - 2, 3 - 4] = [-1, -1]; a1 b1 = [10 + 18, 14 + 24] = [28, 38].
+  expectNear(plain.values(), {27, 37});
 }
 
 TEST_F(CpuBackendTest, Activations) {
@@ -785,7 +801,7 @@ TEST(EntryTest, DecodesDescriptorsAndAttributes) {
   ctx.backend = backend.get();
   ctx.arena = program.arena.data();
   ctx.mesh = mesh;
-  int64_t transposeLhs[] = {1, 0};
+  int64_t transposeLhs[] = {1, 0, 0};
   parcrt_matmul(&ctx, program.descriptors.data(), transposeLhs, nullptr);
   std::vector<float> out = program.floats(result, 2);
   EXPECT_EQ(out, (std::vector<float>{4, 6}));

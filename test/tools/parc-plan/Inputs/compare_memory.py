@@ -1,5 +1,6 @@
 """Prints each memory term parc-plan predicted beside the one parc-compile's
-summary reports at its peak (inputs count with the activations)."""
+summary reports at its peak (inputs count with the activations), then their
+totals (the compiled one without what the placement leaves unused)."""
 import json
 import re
 import sys
@@ -19,4 +20,5 @@ pairs = [
 ]
 for name, model, arena in pairs:
     print(f"{name} {model:.0f} {arena}")
+print(f"total {sum(p[1] for p in pairs):.0f} {sum(p[2] for p in pairs)}")
 print(f"unused {compiled['unused by the placement']}")
