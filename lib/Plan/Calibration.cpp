@@ -211,24 +211,34 @@ llvm::Expected<double> Calibrator::measure(const Benchmark &benchmark,
   SmallString<128> program(out);
   llvm::sys::path::append(program, "program");
   std::string ranks = std::to_string(options.ranks);
-  std::string steps = std::to_string(options.steps);
   std::optional<StringRef> runRedirects[] = {std::nullopt, StringRef(runLog),
                                              StringRef(runLog)};
-  status = llvm::sys::ExecuteAndWait(
-      mpirun,
-      {mpirun, "-np", ranks, "--bind-to", "none", program, "--steps", steps},
-      std::nullopt, runRedirects);
-  auto text = llvm::MemoryBuffer::getFile(runLog);
-  if (status != 0 || !text)
-    return fail("the " + benchmark.name + " benchmark failed under mpirun: " +
-                (text ? (*text)->getBuffer().trim() : StringRef("no output")));
-  for (StringRef line : llvm::split((*text)->getBuffer(), '\n')) {
-    double seconds;
-    if (line.consume_front("step time: ") &&
-        !line.split(' ').first.getAsDouble(seconds))
-      return seconds;
-  }
-  return fail("the " + benchmark.name + " benchmark printed no step time");
+  auto runSteps = [&](int64_t count) -> llvm::Expected<double> {
+    std::string steps = std::to_string(count);
+    int runStatus = llvm::sys::ExecuteAndWait(
+        mpirun,
+        {mpirun, "-np", ranks, "--bind-to", "none", program, "--steps", steps},
+        std::nullopt, runRedirects);
+    auto text = llvm::MemoryBuffer::getFile(runLog);
+    if (runStatus != 0 || !text)
+      return fail(
+          "the " + benchmark.name + " benchmark failed under mpirun: " +
+          (text ? (*text)->getBuffer().trim() : StringRef("no output")));
+    for (StringRef line : llvm::split((*text)->getBuffer(), '\n')) {
+      double seconds;
+      if (line.consume_front("step time: ") &&
+          !line.split(' ').first.getAsDouble(seconds))
+        return seconds;
+    }
+    return fail("the " + benchmark.name + " benchmark printed no step time");
+  };
+  llvm::Expected<double> first = runSteps(options.steps);
+  if (!first || *first * (options.steps - 1) >= options.minimumSeconds)
+    return first;
+  // Enough steps for the timed ones to last minimumSeconds (at most 100000).
+  int64_t steps = 1 + static_cast<int64_t>(std::ceil(options.minimumSeconds /
+                                                     std::max(*first, 1e-6)));
+  return runSteps(std::min<int64_t>(steps, 100000));
 }
 
 llvm::Expected<ClusterSpec> Calibrator::run() {

@@ -28,8 +28,12 @@ struct CalibrationOptions {
   int64_t ranks = 2;
   /// The parc-compile binary that builds the micro-benchmarks.
   std::string compiler;
-  /// Steps each micro-benchmark runs (the first is not timed).
+  /// Steps each micro-benchmark runs at least (the first is not timed).
   int64_t steps = 11;
+  /// The timed seconds each micro-benchmark runs at least: a shorter one
+  /// runs again with more steps. Ranks that share cores take turns in
+  /// scheduler slices of milliseconds, which a shorter run would measure.
+  double minimumSeconds = 0.5;
 };
 
 /// Measures the machine; progress lines go to `log`. Fails with a message
