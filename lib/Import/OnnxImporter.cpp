@@ -38,16 +38,39 @@ using namespace mlir::parc;
 
 static constexpr int64_t kMinOpset = 13, kMaxOpset = 17;
 
-static const StringRef kSupportedOps[] = {
-    "Add",       "Cast",     "Concat",      "Constant",
-    "Div",       "Erf",      "Exp",         "Gather",
-    "Gemm",      "Identity", "LayerNormalization",
-    "LogSoftmax", "MatMul",  "Mul",         "Pow",
-    "ReduceMean", "ReduceSum", "Relu",      "Reshape",
-    "Sigmoid",   "Slice",    "Softmax",     "SoftmaxCrossEntropyLoss",
-    "Split",
-    "Sqrt",      "Squeeze",  "Sub",         "Tanh",
-    "Transpose", "Trilu",    "Unsqueeze",   "Where"};
+static const StringRef kSupportedOps[] = {"Add",
+                                          "Cast",
+                                          "Concat",
+                                          "Constant",
+                                          "Div",
+                                          "Erf",
+                                          "Exp",
+                                          "Gather",
+                                          "Gemm",
+                                          "Identity",
+                                          "LayerNormalization",
+                                          "LogSoftmax",
+                                          "MatMul",
+                                          "Mul",
+                                          "Pow",
+                                          "ReduceLogSumExp",
+                                          "ReduceMean",
+                                          "ReduceSum",
+                                          "Relu",
+                                          "Reshape",
+                                          "Sigmoid",
+                                          "Slice",
+                                          "Softmax",
+                                          "SoftmaxCrossEntropyLoss",
+                                          "Split",
+                                          "Sqrt",
+                                          "Squeeze",
+                                          "Sub",
+                                          "Tanh",
+                                          "Transpose",
+                                          "Trilu",
+                                          "Unsqueeze",
+                                          "Where"};
 
 ArrayRef<StringRef> mlir::parc::getSupportedOnnxOps() { return kSupportedOps; }
 
@@ -176,7 +199,7 @@ private:
   LogicalResult importMatMul(const onnx::NodeProto &node);
   LogicalResult importReshape(const onnx::NodeProto &node);
   LogicalResult importGather(const onnx::NodeProto &node);
-  LogicalResult importReduce(const onnx::NodeProto &node, bool mean);
+  LogicalResult importReduce(const onnx::NodeProto &node);
   LogicalResult importSplit(const onnx::NodeProto &node);
   LogicalResult importSlice(const onnx::NodeProto &node);
   LogicalResult importSqueeze(const onnx::NodeProto &node, bool unsqueeze);
@@ -704,15 +727,16 @@ LogicalResult Importer::importGather(const onnx::NodeProto &node) {
   return success();
 }
 
-LogicalResult Importer::importReduce(const onnx::NodeProto &node, bool mean) {
+LogicalResult Importer::importReduce(const onnx::NodeProto &node) {
   FailureOr<Value> data = operand(node, 0);
   if (failed(data) || failed(requireFloat(node, *data, "data")))
     return failure();
   RankedTensorType type = typeOf(*data);
   SmallVector<int64_t> axes;
-  // ReduceSum takes its axes as an input from opset 13; ReduceMean as an
-  // attribute until opset 18.
-  if (!mean) {
+  // ReduceSum takes its axes as an input from opset 13, the other
+  // reductions from opset 18; an attribute before.
+  const std::string &op = node.op_type();
+  if (opset >= 18 || (op == "ReduceSum" && opset >= 13)) {
     if (hasOperand(node, 1)) {
       FailureOr<SmallVector<int64_t>> given = knownInts(node, 1, "axes");
       if (failed(given))
@@ -740,11 +764,13 @@ LogicalResult Importer::importReduce(const onnx::NodeProto &node, bool mean) {
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   Location loc = nodeLoc(node);
-  Value result =
-      mean ? ReduceMeanOp::create(builder, loc, *data, axes, keepdims)
-                 .getResult()
-           : ReduceSumOp::create(builder, loc, *data, axes, keepdims)
-                 .getResult();
+  Value result;
+  if (op == "ReduceMean")
+    result = ReduceMeanOp::create(builder, loc, *data, axes, keepdims);
+  else if (op == "ReduceLogSumExp")
+    result = ReduceLogSumExpOp::create(builder, loc, *data, axes, keepdims);
+  else
+    result = ReduceSumOp::create(builder, loc, *data, axes, keepdims);
   define(node, 0, result);
   return success();
 }
@@ -1116,8 +1142,8 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   }
   if (op == "Gather")
     return importGather(node);
-  if (op == "ReduceMean" || op == "ReduceSum")
-    return importReduce(node, op == "ReduceMean");
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceLogSumExp")
+    return importReduce(node);
   if (op == "Concat") {
     SmallVector<Value> inputs;
     for (int index = 0; index < node.input_size(); ++index) {

@@ -142,3 +142,35 @@ tail = model_of([helper.make_node("Slice", ["x", "starts", "ends", "axes"],
                      np.array([np.iinfo(np.int64).max], np.int64), "ends"),
                  numpy_helper.from_array(np.array([1], np.int64), "axes")])
 save(tail, "slice-to-end.onnx")
+
+# ReduceLogSumExp over the last axis (kept) and over the first and last
+# (dropped), with numpy's values as the expected outputs; one row holds
+# values near 1000, where an unshifted exp overflows.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", ".."))
+import safetensors_file  # noqa: E402
+
+lse = model_of(
+    [helper.make_node("ReduceLogSumExp", ["x"], ["last"], axes=[-1],
+                      keepdims=1, name="last"),
+     helper.make_node("ReduceLogSumExp", ["x"], ["outer"], axes=[0, 2],
+                      keepdims=0, name="outer")],
+    [f32("x", [2, 3, 4])], [f32("last", [2, 3, 1]), f32("outer", [3])])
+save(lse, "log-sum-exp.onnx")
+x = rng.normal(0, 3, (2, 3, 4)).astype(np.float32)
+x[1, 2] += 1000
+
+
+def log_sum_exp(values, axes, keepdims):
+    shift = values.max(axis=axes, keepdims=True)
+    total = np.log(np.exp(values - shift).sum(axis=axes, keepdims=True)) + shift
+    return total if keepdims else total.squeeze(axis=axes)
+
+
+safetensors_file.write(os.path.join(out, "log-sum-exp.inputs.safetensors"),
+                       {"x": x})
+x64 = x.astype(np.float64)
+safetensors_file.write(
+    os.path.join(out, "log-sum-exp.outputs.safetensors"),
+    {"last": log_sum_exp(x64, (2,), True).astype(np.float32),
+     "outer": log_sum_exp(x64, (0, 2), False).astype(np.float32)})
