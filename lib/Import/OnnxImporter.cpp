@@ -38,39 +38,18 @@ using namespace mlir::parc;
 
 static constexpr int64_t kMinOpset = 13, kMaxOpset = 17;
 
-static const StringRef kSupportedOps[] = {"Add",
-                                          "Cast",
-                                          "Concat",
-                                          "Constant",
-                                          "Div",
-                                          "Erf",
-                                          "Exp",
-                                          "Gather",
-                                          "Gemm",
-                                          "Identity",
-                                          "LayerNormalization",
-                                          "LogSoftmax",
-                                          "MatMul",
-                                          "Mul",
-                                          "Pow",
-                                          "ReduceLogSumExp",
-                                          "ReduceMean",
-                                          "ReduceSum",
-                                          "Relu",
-                                          "Reshape",
-                                          "Sigmoid",
-                                          "Slice",
-                                          "Softmax",
-                                          "SoftmaxCrossEntropyLoss",
-                                          "Split",
-                                          "Sqrt",
-                                          "Squeeze",
-                                          "Sub",
-                                          "Tanh",
-                                          "Transpose",
-                                          "Trilu",
-                                          "Unsqueeze",
-                                          "Where"};
+// clang-format off
+static const StringRef kSupportedOps[] = {
+    "Add",        "Cast",            "Concat",     "Constant",
+    "Div",        "Erf",             "Exp",        "Gather",
+    "Gemm",       "Identity",        "LayerNormalization",
+    "LogSoftmax", "MatMul",          "Mul",        "Pow",
+    "ReduceLogSumExp", "ReduceMean", "ReduceSum",  "Relu",
+    "Reshape",    "Sigmoid",         "Slice",      "Softmax",
+    "SoftmaxCrossEntropyLoss",       "Split",      "Sqrt",
+    "Squeeze",    "Sub",             "Tanh",       "Transpose",
+    "Trilu",      "Unsqueeze",       "Where"};
+// clang-format on
 
 ArrayRef<StringRef> mlir::parc::getSupportedOnnxOps() { return kSupportedOps; }
 
@@ -733,10 +712,10 @@ LogicalResult Importer::importReduce(const onnx::NodeProto &node) {
     return failure();
   RankedTensorType type = typeOf(*data);
   SmallVector<int64_t> axes;
-  // ReduceSum takes its axes as an input from opset 13, the other
-  // reductions from opset 18; an attribute before.
+  // ReduceSum takes its axes as an input (from opset 13, the oldest
+  // imported), the other reductions from opset 18; an attribute before.
   const std::string &op = node.op_type();
-  if (opset >= 18 || (op == "ReduceSum" && opset >= 13)) {
+  if (op == "ReduceSum" || opset >= 18) {
     if (hasOperand(node, 1)) {
       FailureOr<SmallVector<int64_t>> given = knownInts(node, 1, "axes");
       if (failed(given))

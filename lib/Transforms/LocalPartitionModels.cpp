@@ -15,6 +15,7 @@
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 
 #include "parc/IR/ParcOps.h"
+#include "parc/Transforms/MemoryPlan.h"
 #include "parc/Transforms/ShardingAnnotations.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -117,13 +118,6 @@ struct RewrittenFactorModel
   }
 };
 
-/// The bytes of this rank's block of a float tensor of `type`.
-static int64_t getLocalBytes(const TensorSharding &layout,
-                             RankedTensorType type, dist::MeshOp mesh) {
-  return layout.getLocalType(type, mesh).getNumElements() *
-         (type.getElementType().getIntOrFloatBitWidth() / 8);
-}
-
 /// The bytes of the log-normalizer's all-reduces (a max and a sum over the
 /// rank's positions) when the classes of `loss`'s logits are split, and
 /// none otherwise; `extra` more of the same size follow them.
@@ -138,9 +132,8 @@ getNormalizerAllReduceBytes(LossOpT loss, const FactorAxes &factors,
     return {};
   TensorSharding positions = deriveTensorSharding(rule, rule.getOperands()[1],
                                                   factors, /*isResult=*/false);
-  int64_t bytes = getLocalBytes(
-      positions, labels.clone(loss.getLogits().getType().getElementType()),
-      mesh);
+  int64_t bytes = getTensorBytes(positions.getLocalType(
+      labels.clone(loss.getLogits().getType().getElementType()), mesh));
   return SmallVector<int64_t>(2 + extra, bytes);
 }
 
@@ -213,7 +206,7 @@ struct ReduceLogSumExpLocalPartition
       return {};
     TensorSharding result = deriveTensorSharding(rule, rule.getResults()[0],
                                                  factors, /*isResult=*/true);
-    int64_t bytes = getLocalBytes(result, reduce.getType(), mesh);
+    int64_t bytes = getTensorBytes(result.getLocalType(reduce.getType(), mesh));
     return {bytes, bytes};
   }
   static FailureOr<SmallVector<Value>>
