@@ -310,18 +310,22 @@ static LogicalResult appendAttributes(dist::RecvOp op,
   return appendPointToPoint(op, meshAxes, ints);
 }
 
-/// The descriptors an entry point takes, given its ints.
-using TensorCount = int64_t (*)(const int64_t *ints);
+/// What an entry point takes: its descriptors given its ints, the last
+/// `results` of them results.
+struct EntryPoint {
+  int64_t (*tensors)(const int64_t *ints);
+  int64_t results;
+};
 
 /// The entry points libparcrt defines, `parcrt_<name>` by name.
-static const llvm::StringMap<TensorCount> &getRuntimeEntryPoints() {
-  static const llvm::StringMap<TensorCount> entryPoints = {
-#define PARCRT_COMPUTE_OP(name, tensors, call)                                 \
-  {#name, [](const int64_t *ints) -> int64_t { return tensors; }},
+static const llvm::StringMap<EntryPoint> &getRuntimeEntryPoints() {
+  static const llvm::StringMap<EntryPoint> entryPoints = {
+#define PARCRT_COMPUTE_OP(name, tensors, results, call)                        \
+  {#name, {[](const int64_t *ints) -> int64_t { return tensors; }, results}},
 #define PARCRT_COLLECTIVE_OP(name, call)                                       \
-  {#name, [](const int64_t *) -> int64_t { return 2; }},
+  {#name, {[](const int64_t *) -> int64_t { return 2; }, 1}},
 #define PARCRT_POINT_TO_POINT_OP(name, what, call)                             \
-  {#name, [](const int64_t *) -> int64_t { return 1; }},
+  {#name, {[](const int64_t *) -> int64_t { return 1; }, -1}},
 #include "parcrt/Ops.def"
 #undef PARCRT_COMPUTE_OP
 #undef PARCRT_COLLECTIVE_OP
@@ -346,10 +350,15 @@ struct RuntimeCallModel
       return op->emitOpError("has no entry point parcrt_")
              << name << " in the runtime's op table (parcrt/Ops.def)";
     int64_t tensors = op->getNumOperands() + op->getNumResults();
-    if (entry->second(ints.data()) != tensors)
+    int64_t expected = entry->second.tensors(ints.data());
+    // A send's tensor is its operand, a recv's its result: either.
+    int64_t results =
+        entry->second.results < 0 ? op->getNumResults() : entry->second.results;
+    if (expected != tensors || results != op->getNumResults())
       return op->emitOpError("has ")
-             << tensors << " operands and results, but parcrt_" << name
-             << " takes " << entry->second(ints.data())
+             << op->getNumOperands() << " operands and " << op->getNumResults()
+             << " results, but parcrt_" << name << " takes "
+             << expected - results << " and " << results
              << " with these attributes (parcrt/Ops.def)";
     // Uniqued in the context, so the name outlives this call.
     return StringAttr::get(op->getContext(), "parcrt_" + name).getValue();

@@ -10,6 +10,7 @@
 
 #include "core/Trace.h"
 #include "core/Watchdog.h"
+#include "core/Widening.h"
 #include "parcrt/Backend.h"
 
 #include <cstdint>
@@ -23,6 +24,9 @@ struct parcrt_context {
   parcrt::Watchdog *watchdog = nullptr;
   /// Times every call with --trace; null otherwise.
   parcrt::Tracer *tracer = nullptr;
+  /// The f32 copies of f16/bf16 tensors (core/Widening.h); shared by the
+  /// copies of a context, released before the backend.
+  std::shared_ptr<parcrt::WideningScratch> widening;
 };
 
 #endif // PARCRT_CORE_CONTEXT_H

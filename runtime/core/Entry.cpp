@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace parcrt;
@@ -139,14 +140,20 @@ Activation activationKind(int64_t kind) {
 // Every entry point, from the op table.
 extern "C" {
 
-#define PARCRT_COMPUTE_OP(name, tensors, call)                                 \
+// Every op but cast (which converts 16-bit floats itself) runs its f16/bf16
+// tensors through f32 copies (core/Widening.h).
+#define PARCRT_COMPUTE_OP(name, tensors, results, call)                        \
   void parcrt_##name(parcrt_context *ctx, const int64_t *descriptors,          \
                      const int64_t *ints, const double *floats) {              \
     compute(ctx, #name, [&] {                                                  \
-      std::vector<TensorRef> refs =                                            \
-          decodeAll(ctx, descriptors, static_cast<int>(tensors));              \
-      TensorRef *t = refs.data();                                              \
-      ctx->backend->call;                                                      \
+      int count = static_cast<int>(tensors);                                   \
+      std::vector<TensorRef> refs = decodeAll(ctx, descriptors, count);        \
+      auto body = [&](TensorRef *t) { ctx->backend->call; };                   \
+      if (std::string_view(#name) == "cast")                                   \
+        body(refs.data());                                                     \
+      else                                                                     \
+        runWidened(*ctx->backend, ctx->widening, refs.data(), count, results,  \
+                   body);                                                      \
     });                                                                        \
   }
 #define PARCRT_COLLECTIVE_OP(name, call)                                       \

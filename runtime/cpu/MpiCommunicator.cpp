@@ -5,6 +5,7 @@
 #include "core/Fatal.h"
 #include "core/Watchdog.h"
 #include "cpu/Blocks.h"
+#include "parcrt/Safetensors.h"
 
 #include <cstring>
 #include <string>
@@ -62,26 +63,67 @@ MPI_Comm MpiCommunicator::communicator(const std::vector<int> &axes) {
   return comm;
 }
 
-static MPI_Datatype reducible(const char *op, parcrt_dtype dtype) {
+namespace {
+/// An MPI reduction: the element type and the operation.
+struct Reduction {
+  MPI_Datatype type;
+  MPI_Op op;
+};
+
+/// MPI has no 16-bit float: f16 and bf16 are reduced by user operations
+/// that add (or take the max) in f32 and round each partial result to
+/// nearest even, as NCCL's bf16 sums do.
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float), bool Max>
+void reduceHalfFloats(void *in, void *inout, int *count, MPI_Datatype *) {
+  const auto *a = static_cast<const uint16_t *>(in);
+  auto *b = static_cast<uint16_t *>(inout);
+  for (int i = 0; i < *count; ++i) {
+    float x = Widen(a[i]), y = Widen(b[i]);
+    b[i] = Narrow(Max ? (x > y ? x : y) : x + y);
+  }
+}
+
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+MPI_Op halfFloatOp(bool max) {
+  // Created on first use, after MPI_Init; freed by MPI_Finalize.
+  static MPI_Op sum = [] {
+    MPI_Op op;
+    MPI_Op_create(&reduceHalfFloats<Widen, Narrow, false>, 1, &op);
+    return op;
+  }();
+  static MPI_Op maximum = [] {
+    MPI_Op op;
+    MPI_Op_create(&reduceHalfFloats<Widen, Narrow, true>, 1, &op);
+    return op;
+  }();
+  return max ? maximum : sum;
+}
+} // namespace
+
+static Reduction reduction(const char *op, parcrt_dtype dtype, bool max) {
+  MPI_Op builtin = max ? MPI_MAX : MPI_SUM;
   switch (dtype) {
   case PARCRT_F32:
-    return MPI_FLOAT;
+    return {MPI_FLOAT, builtin};
   case PARCRT_I32:
-    return MPI_INT32_T;
+    return {MPI_INT32_T, builtin};
   case PARCRT_I64:
-    return MPI_INT64_T;
-  default:
-    fatal(std::string(op) +
-          ": the cpu backend reduces f32, i32 and i64 tensors only");
+    return {MPI_INT64_T, builtin};
+  case PARCRT_BF16:
+    return {MPI_UINT16_T, halfFloatOp<bfloat16ToFloat, floatToBfloat16>(max)};
+  case PARCRT_F16:
+    return {MPI_UINT16_T, halfFloatOp<halfToFloat, floatToHalf>(max)};
   }
+  fatal(std::string(op) + ": unknown dtype " +
+        std::to_string(static_cast<int>(dtype)));
 }
 
 void MpiCommunicator::allReduce(const std::vector<int> &axes, bool max,
                                 const TensorRef *t) {
-  MPI_Datatype type = reducible("all_reduce", t[0].dtype);
+  Reduction r = reduction("all_reduce", t[0].dtype, max);
   const void *send = t[0].data == t[1].data ? MPI_IN_PLACE : t[0].data;
-  MPI_Allreduce(send, t[1].data, static_cast<int>(t[1].numElements()), type,
-                max ? MPI_MAX : MPI_SUM, communicator(axes));
+  MPI_Allreduce(send, t[1].data, static_cast<int>(t[1].numElements()), r.type,
+                r.op, communicator(axes));
 }
 
 void MpiCommunicator::allGather(const std::vector<int> &axes, int64_t dim,
@@ -108,7 +150,7 @@ void MpiCommunicator::allGather(const std::vector<int> &axes, int64_t dim,
 
 void MpiCommunicator::reduceScatter(const std::vector<int> &axes, int64_t dim,
                                     const TensorRef *t) {
-  MPI_Datatype type = reducible("reduce_scatter", t[0].dtype);
+  Reduction r = reduction("reduce_scatter", t[0].dtype, false);
   const TensorRef &in = t[0], &out = t[1];
   int count = static_cast<int>(mesh.group(axes).size());
   int64_t length = out.shape[dim];
@@ -121,7 +163,7 @@ void MpiCommunicator::reduceScatter(const std::vector<int> &axes, int64_t dim,
                  staging.data() + member * out.bytes(), length, 0, length,
                  outer, inner);
   MPI_Reduce_scatter_block(staging.data(), out.data,
-                           static_cast<int>(out.numElements()), type, MPI_SUM,
+                           static_cast<int>(out.numElements()), r.type, r.op,
                            communicator(axes));
 }
 

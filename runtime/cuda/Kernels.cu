@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 using namespace parcrt;
 using namespace parcrt::cuda;
@@ -673,31 +674,48 @@ cudaError_t parcrt::cuda::launchUnary(Backend::Unary op, const TensorRef *t,
   return cudaErrorInvalidValue;
 }
 
+/// 16-bit floats convert through f32 (to nearest even); the rest by
+/// static_cast (float to integer truncates toward zero).
+template <typename To, typename From> __device__ To convertTo(From value) {
+  if constexpr (std::is_same_v<From, __nv_bfloat16> ||
+                std::is_same_v<From, __half>)
+    return convertTo<To>(static_cast<float>(value));
+  else if constexpr (std::is_same_v<To, __nv_bfloat16>)
+    return __float2bfloat16_rn(static_cast<float>(value));
+  else if constexpr (std::is_same_v<To, __half>)
+    return __float2half_rn(static_cast<float>(value));
+  else
+    return static_cast<To>(value);
+}
+
 template <typename From, typename To>
 __global__ void castKernel(const From *in, To *out, int64_t n) {
-  GRID_STRIDE_LOOP(i, n) { out[i] = static_cast<To>(in[i]); }
+  GRID_STRIDE_LOOP(i, n) { out[i] = convertTo<To>(in[i]); }
+}
+
+template <typename From, typename To>
+cudaError_t launchCastKernel(const TensorRef *t, int64_t n,
+                             cudaStream_t stream) {
+  castKernel<<<gridFor(n), kThreads, 0, stream>>>(
+      static_cast<const From *>(t[0].data), static_cast<To *>(t[1].data), n);
+  return cudaGetLastError();
 }
 
 template <typename From>
 cudaError_t castFrom(const TensorRef *t, int64_t n, cudaStream_t stream) {
-  const From *in = static_cast<const From *>(t[0].data);
   switch (t[1].dtype) {
   case PARCRT_F32:
-    castKernel<<<gridFor(n), kThreads, 0, stream>>>(
-        in, static_cast<float *>(t[1].data), n);
-    break;
+    return launchCastKernel<From, float>(t, n, stream);
+  case PARCRT_F16:
+    return launchCastKernel<From, __half>(t, n, stream);
+  case PARCRT_BF16:
+    return launchCastKernel<From, __nv_bfloat16>(t, n, stream);
   case PARCRT_I32:
-    castKernel<<<gridFor(n), kThreads, 0, stream>>>(
-        in, static_cast<int32_t *>(t[1].data), n);
-    break;
+    return launchCastKernel<From, int32_t>(t, n, stream);
   case PARCRT_I64:
-    castKernel<<<gridFor(n), kThreads, 0, stream>>>(
-        in, static_cast<int64_t *>(t[1].data), n);
-    break;
-  default:
-    return cudaErrorInvalidValue;
+    return launchCastKernel<From, int64_t>(t, n, stream);
   }
-  return cudaGetLastError();
+  return cudaErrorInvalidValue;
 }
 
 cudaError_t parcrt::cuda::launchCast(const TensorRef *t, cudaStream_t stream) {
@@ -707,6 +725,10 @@ cudaError_t parcrt::cuda::launchCast(const TensorRef *t, cudaStream_t stream) {
   switch (t[0].dtype) {
   case PARCRT_F32:
     return castFrom<float>(t, n, stream);
+  case PARCRT_F16:
+    return castFrom<__half>(t, n, stream);
+  case PARCRT_BF16:
+    return castFrom<__nv_bfloat16>(t, n, stream);
   case PARCRT_I32:
     return castFrom<int32_t>(t, n, stream);
   case PARCRT_I64:

@@ -823,6 +823,57 @@ TEST(EntryTest, DecodesDescriptorsAndAttributes) {
   EXPECT_EQ(constant.floats(splat, 3), (std::vector<float>{0.25, 0.25, 0.25}));
 }
 
+/// bf16 values as stored, built bit by bit (no conversion under test).
+std::vector<uint16_t> bf16Words(const std::vector<float> &exact) {
+  std::vector<uint16_t> words;
+  for (float value : exact) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    EXPECT_EQ(bits & 0xFFFF, 0u) << value << " is not a bf16 value";
+    words.push_back(static_cast<uint16_t>(bits >> 16));
+  }
+  return words;
+}
+
+TEST(EntryTest, Bf16TensorsComputeInF32AndRoundOnce) {
+  MeshInfo mesh{{}, {}, 0};
+  std::unique_ptr<Backend> backend = createCpuBackend(mesh);
+  parcrt_context ctx;
+  ctx.backend = backend.get();
+  ctx.mesh = mesh;
+  // [1, 1] x [[1, 1], [2^-8, 3 * 2^-8]]: 1 + 2^-8 and 1 + 3 * 2^-8 lie
+  // halfway between bf16 neighbours (spacing 2^-7 at 1) and round to even.
+  std::vector<uint16_t> arena = bf16Words({1, 1, 1, 1, 0x1p-8f, 0x3p-8f});
+  arena.resize(arena.size() + 2);
+  auto descriptor = [](int64_t offset, std::vector<int64_t> shape) {
+    std::vector<int64_t> words(PARCRT_TENSOR_WORDS, 0);
+    words[0] = offset;
+    words[1] = PARCRT_BF16;
+    words[2] = static_cast<int64_t>(shape.size());
+    std::copy(shape.begin(), shape.end(), words.begin() + 3);
+    return words;
+  };
+  std::vector<int64_t> descriptors;
+  for (auto words :
+       {descriptor(0, {1, 2}), descriptor(4, {2, 2}), descriptor(12, {1, 2})})
+    descriptors.insert(descriptors.end(), words.begin(), words.end());
+  ctx.arena = reinterpret_cast<uint8_t *>(arena.data());
+  int64_t plain[] = {0, 0, 0};
+  parcrt_matmul(&ctx, descriptors.data(), plain, nullptr);
+  EXPECT_EQ(arena[6], 0x3F80); // 1 + 2^-8 -> 1
+  EXPECT_EQ(arena[7], 0x3F82); // 1 + 3 * 2^-8 -> 1 + 2^-6
+
+  // In place (the result is the lhs): the operand is widened before the
+  // result is rounded back over it.
+  std::vector<int64_t> inPlace;
+  for (auto words :
+       {descriptor(12, {1, 2}), descriptor(0, {1, 2}), descriptor(12, {1, 2})})
+    inPlace.insert(inPlace.end(), words.begin(), words.end());
+  parcrt_add(&ctx, inPlace.data(), nullptr, nullptr);
+  EXPECT_EQ(arena[6], 0x4000); // 1 + 1
+  EXPECT_EQ(arena[7], 0x4001); // (1 + 2^-6) + 1 = 2 + 2^-6 -> 2 + 2^-6
+}
+
 TEST(EntryTest, GradientAndOptimizerOpsTakeOperandsThenResults) {
   MeshInfo mesh{{}, {}, 0};
   std::unique_ptr<Backend> backend = createCpuBackend(mesh);
