@@ -78,7 +78,7 @@ void evaluateFunctions(ModuleOp module) {
       llvm::consumeError(values.takeError());
       continue;
     }
-    (void)interp::evaluateFunction(func, *values, interp::Precision::F32);
+    (void)interp::evaluateFunction(func, *values, interp::Precision::Stored);
   }
 }
 

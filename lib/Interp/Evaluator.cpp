@@ -24,10 +24,27 @@
 using namespace mlir;
 using namespace mlir::parc::interp;
 
-/// Rounds every value to the nearest float, as a float kernel would store it.
-static void roundToFloat(Tensor &tensor) {
-  for (double &value : tensor.values)
-    value = static_cast<double>(static_cast<float>(value));
+/// Rounds every value to the nearest value of `type` (ties to even), as a
+/// kernel would store it: f32 results, and the f16/bf16 results of mixed
+/// precision, which the runtime computes in f32 and rounds once.
+static void roundToStored(Tensor &tensor, Type type) {
+  auto floatType = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+  if (!floatType || floatType.isF64())
+    return;
+  if (floatType.isF32()) {
+    for (double &value : tensor.values)
+      value = static_cast<double>(static_cast<float>(value));
+    return;
+  }
+  const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
+  for (double &value : tensor.values) {
+    llvm::APFloat stored(value);
+    bool inexact;
+    stored.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &inexact);
+    stored.convert(llvm::APFloat::IEEEdouble(),
+                   llvm::APFloat::rmNearestTiesToEven, &inexact);
+    value = stored.convertToDouble();
+  }
 }
 
 namespace {
@@ -87,9 +104,8 @@ LogicalResult Simulation::start(func::FuncOp func, ArrayRef<Tensor> arguments) {
                               << type;
     Tensor &stored = run.values[argument] = tensor;
     // Arguments are stored as their element type too.
-    if (precision == Precision::F32 &&
-        isa<FloatType>(getElementTypeOrSelf(argument.getType())))
-      roundToFloat(stored);
+    if (precision == Precision::Stored)
+      roundToStored(stored, argument.getType());
   }
   return success();
 }
@@ -97,9 +113,8 @@ LogicalResult Simulation::start(func::FuncOp func, ArrayRef<Tensor> arguments) {
 void Simulation::store(RankRun &run, Operation &op,
                        SmallVector<Tensor> &results) {
   for (auto [result, tensor] : llvm::zip_equal(op.getResults(), results)) {
-    if (precision == Precision::F32 &&
-        isa<FloatType>(getElementTypeOrSelf(result.getType())))
-      roundToFloat(tensor);
+    if (precision == Precision::Stored)
+      roundToStored(tensor, result.getType());
     run.values[result] = std::move(tensor);
   }
 }

@@ -74,10 +74,10 @@ static cl::opt<unsigned> steps(
              "arguments (a train step's parameters and optimizer state) feed "
              "the next step"),
     cl::init(1), cl::cat(category));
-static cl::opt<std::string> precision("precision",
-                                      cl::desc("f32 (default) or f64"),
-                                      cl::init("f32"),
-    cl::cat(category));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("f32 (default: every result rounded to its element type) or f64"),
+    cl::init("f32"), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "parc-run: " << message << "\n";
@@ -453,7 +453,7 @@ int main(int argc, char **argv) {
   }
 
   interp::Precision mode =
-      precision == "f64" ? interp::Precision::F64 : interp::Precision::F32;
+      precision == "f64" ? interp::Precision::F64 : interp::Precision::Stored;
   SmallVector<std::string> &names = program.resultNames;
   // A result named like an argument is that argument in the next step
   // (the parameters and optimizer state of a train step).

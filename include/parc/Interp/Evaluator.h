@@ -15,10 +15,10 @@
 namespace mlir::parc::interp {
 
 /// The precision every op result is rounded to. Kernels compute in double;
-/// in F32 mode each floating-point result is rounded to float, which is what
-/// a float kernel with exact intermediate sums would produce. bf16/f16 values
-/// in the IR are evaluated at this precision too (no half rounding).
-enum class Precision { F32, F64 };
+/// in Stored mode each floating-point argument and result is rounded to its
+/// element type (f32, bf16, f16; to nearest even), which is what a kernel
+/// with exact intermediate sums would store; in F64 mode nothing is rounded.
+enum class Precision { Stored, F64 };
 
 /// Evaluates `func` on `arguments` (one per function argument, shaped as its
 /// type). Returns one tensor per function result, or failure after a

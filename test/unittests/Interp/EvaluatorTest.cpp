@@ -351,7 +351,7 @@ TEST_F(EvaluatorTest, Constants) {
   expectNear(result, {3, -4, 8});
 }
 
-TEST_F(EvaluatorTest, F32PrecisionRoundsEachResult) {
+TEST_F(EvaluatorTest, StoredPrecisionRoundsEachResultToFloat) {
   module = parseSourceString<ModuleOp>(R"mlir(
     func.func @f(%a: tensor<1xf32>, %b: tensor<1xf32>) -> tensor<1xf32> {
       %0 = parc.add %a, %b : tensor<1xf32>, tensor<1xf32> -> tensor<1xf32>
@@ -363,11 +363,37 @@ TEST_F(EvaluatorTest, F32PrecisionRoundsEachResult) {
   // 1 + 2^-30 is not a float: f32 mode rounds it to 1, f64 keeps it.
   SmallVector<Tensor> arguments = {Tensor({1}, {1.0}),
                                    Tensor({1}, {std::ldexp(1.0, -30)})};
-  auto f32 = evaluateFunction(func, arguments, Precision::F32);
+  auto f32 = evaluateFunction(func, arguments, Precision::Stored);
   auto f64 = evaluateFunction(func, arguments, Precision::F64);
   ASSERT_TRUE(succeeded(f32) && succeeded(f64));
   EXPECT_EQ(f32->front().values[0], 1.0);
   EXPECT_EQ(f64->front().values[0], 1.0 + std::ldexp(1.0, -30));
+}
+
+TEST_F(EvaluatorTest, StoredPrecisionRoundsHalfFloatsToNearestEven) {
+  module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @f(%a: tensor<3xbf16>, %b: tensor<3xbf16>, %c: tensor<2xf16>,
+                 %d: tensor<2xf16>) -> (tensor<3xbf16>, tensor<2xf16>) {
+      %0 = parc.add %a, %b : tensor<3xbf16>, tensor<3xbf16> -> tensor<3xbf16>
+      %1 = parc.add %c, %d : tensor<2xf16>, tensor<2xf16> -> tensor<2xf16>
+      return %0, %1 : tensor<3xbf16>, tensor<2xf16>
+    })mlir",
+                                       &context);
+  ASSERT_TRUE(module);
+  auto func = module->lookupSymbol<func::FuncOp>("f");
+  // bf16 spacing at 1 is 2^-7: 1 + 2^-8 ties to 1 and 1 + 3 * 2^-8 to
+  // 1 + 2^-6 (even), 1 + 2^-8 + 2^-15 rounds up. Arguments are rounded
+  // first: 1 + 2^-20 is stored as 1. f16 spacing at 1 is 2^-10.
+  auto p = [](double exponent) { return std::ldexp(1.0, exponent); };
+  SmallVector<Tensor> arguments = {
+      Tensor({3}, {1.0, 1.0, 1.0 + p(-20)}),
+      Tensor({3}, {p(-8), 3 * p(-8), p(-8) + p(-15)}), Tensor({2}, {1.0, 1.0}),
+      Tensor({2}, {p(-11), 3 * p(-11)})};
+  auto stored = evaluateFunction(func, arguments, Precision::Stored);
+  ASSERT_TRUE(succeeded(stored));
+  EXPECT_EQ((*stored)[0].values,
+            (std::vector<double>{1.0, 1.0 + p(-6), 1.0 + p(-7)}));
+  EXPECT_EQ((*stored)[1].values, (std::vector<double>{1.0, 1.0 + p(-9)}));
 }
 
 } // namespace

@@ -51,18 +51,19 @@ protected:
 
 TEST_F(ModelEvaluationTest, GptTinyStartsNearUniformLoss) {
   double expected = std::log(double(getModelPreset("gpt-tiny")->vocab));
-  double value = loss("gpt-tiny", Precision::F32);
+  double value = loss("gpt-tiny", Precision::Stored);
   EXPECT_NEAR(value, expected, 0.02 * expected);
 }
 
 TEST_F(ModelEvaluationTest, GptTinyIsDeterministic) {
-  EXPECT_EQ(loss("gpt-tiny", Precision::F32), loss("gpt-tiny", Precision::F32));
-  EXPECT_NE(loss("gpt-tiny", Precision::F32, 0),
-            loss("gpt-tiny", Precision::F32, 1));
+  EXPECT_EQ(loss("gpt-tiny", Precision::Stored),
+            loss("gpt-tiny", Precision::Stored));
+  EXPECT_NE(loss("gpt-tiny", Precision::Stored, 0),
+            loss("gpt-tiny", Precision::Stored, 1));
 }
 
 TEST_F(ModelEvaluationTest, GptTinyAgreesInF32AndF64) {
-  double f32 = loss("gpt-tiny", Precision::F32);
+  double f32 = loss("gpt-tiny", Precision::Stored);
   double f64 = loss("gpt-tiny", Precision::F64);
   EXPECT_NEAR(f32, f64, 1e-5 * std::abs(f64));
 }
