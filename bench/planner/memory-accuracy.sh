@@ -4,12 +4,16 @@
 # 4-layer GPT (hidden 256, 8 heads, seq 128, vocab 4096) at batch 8, on 1, 2
 # and 4 ranks under dp and tp plans the planner writes (--fix pins the mesh),
 # under ZeRO stages 1-3 where dp > 1, and with selective and full activation
-# recomputation.
+# recomputation. DTYPE=bf16 plans bf16 mixed precision and compiles the
+# bf16-mixed train step.
 #
-#   bench/planner/memory-accuracy.sh [build-dir]
+#   [DTYPE=bf16] bench/planner/memory-accuracy.sh [build-dir]
 set -euo pipefail
 build=${1:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 bin=$build/bin
+dtype=${DTYPE:-f32}
+precision=f32
+[ "$dtype" = bf16 ] && precision=bf16-mixed
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$bin/parc-model" gpt-tiny --batch 8 -o "$work/tiny.mlir"
@@ -17,7 +21,8 @@ trap 'rm -rf "$work"' EXIT
   --vocab 4096 -o "$work/small.mlir"
 printf '| model | dp | tp | zero | recompute | predicted bytes | compiled bytes | predicted / compiled |\n|---|---|---|---|---|---|---|---|\n'
 for model in tiny small; do
-  "$bin/parc-opt" "$work/$model.mlir" --parc-make-train-step -o "$work/$model.step.mlir"
+  "$bin/parc-opt" "$work/$model.mlir" --parc-make-train-step="precision=$precision" \
+    -o "$work/$model.step.mlir"
   for mesh in "1 1" "2 1" "4 1" "1 2" "2 2" "1 4"; do
     set -- $mesh
     dp=$1 tp=$2
@@ -26,7 +31,7 @@ for model in tiny small; do
     for variant in $variants; do
       zero=${variant%:*} recompute=${variant#*:}
       "$bin/parc-plan" "$work/$model.mlir" --cluster dgx-a100-80g \
-        --gpus $((dp * tp)) --global-batch 8 --dtype f32 \
+        --gpus $((dp * tp)) --global-batch 8 --dtype "$dtype" \
         --fix "dp=$dp,tp=$tp,pp=1,zero=$zero,recompute=$recompute,sp=off,mb=$((8 / dp))" \
         -o "$work/plan.json" > /dev/null
       "$bin/parc-compile" "$work/$model.step.mlir" --plan "$work/plan.json" \

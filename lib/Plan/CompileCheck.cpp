@@ -45,7 +45,10 @@ FailureOr<CompiledFigures> mlir::parc::compilePlan(func::FuncOp forward,
     return success();
   });
   PassManager pm(context);
-  pm.addNestedPass<func::FuncOp>(createMakeTrainStepPass());
+  MakeTrainStepPassOptions stepOptions;
+  stepOptions.precision =
+      getPrecisionName(plan.precision.value_or(Precision::F32)).str();
+  pm.addNestedPass<func::FuncOp>(createMakeTrainStepPass(stepOptions));
   pm.addPass(createVerifyModelPass());
   pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planPath.str().str()}));
   pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());

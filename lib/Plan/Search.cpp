@@ -450,8 +450,6 @@ void Searcher::checkBuildable(EvaluatedPlan &plan) const {
     plan.notBuildable = "ZeRO-3 under a pipeline (compiled, its stage holds "
                         "per micro-batch what it derives from gathered "
                         "weights, which the memory model does not count)";
-  else if (options.dtype == "bf16")
-    plan.notBuildable = "bf16 mixed precision (issue 11)";
   else if (options.globalBatch != graph.getBatch())
     plan.notBuildable = "the model's batch is " +
                         std::to_string(graph.getBatch()) +

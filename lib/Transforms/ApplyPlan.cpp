@@ -19,6 +19,7 @@
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcInterfaces.h"
 #include "parc/Plan/Plan.h"
+#include "parc/Transforms/MixedPrecision.h"
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/Pipeline.h"
 #include "parc/Transforms/Recompute.h"
@@ -61,6 +62,7 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
 
   LogicalResult apply();
   LogicalResult checkBuilt(const Plan &plan);
+  LogicalResult checkPrecision(const Plan &plan);
   FailureOr<dist::MeshOp> createMesh(const Plan &plan);
   LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
   LogicalResult shardModelState(const Plan &plan, dist::MeshOp mesh);
@@ -92,7 +94,7 @@ LogicalResult ApplyPlanPass::apply() {
         [&](const llvm::ErrorInfoBase &other) { diag << other.message(); });
     return diag;
   }
-  if (failed(checkBuilt(*plan)))
+  if (failed(checkBuilt(*plan)) || failed(checkPrecision(*plan)))
     return failure();
   // Shardings go on arguments that follow the model convention (static
   // tensors): checked here, since the pass may run without
@@ -167,9 +169,28 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
            << "\"recompute_layers\" recomputes whole layers, which needs "
               "\"recompute\": \"full\", not \""
            << getRecomputeName(*plan.recompute) << "\"";
-  if (plan.precision == Precision::BF16Mixed)
-    return error(at.precision) << "\"precision\": \"bf16-mixed\" (mixed "
-                                  "precision) is not built yet (issue 11)";
+  return success();
+}
+
+// Mixed precision is decided before the gradients exist (MixedPrecision.h):
+// the plan can only say what the train step is.
+LogicalResult ApplyPlanPass::checkPrecision(const Plan &plan) {
+  if (!plan.precision)
+    return success();
+  StringRef wanted = getPrecisionName(*plan.precision);
+  for (auto func : getOperation().getOps<func::FuncOp>()) {
+    auto made = func->getAttrOfType<StringAttr>(kPrecisionAttrName);
+    StringRef actual = made ? made.getValue() : "f32";
+    if (actual == wanted)
+      continue;
+    InFlightDiagnostic diag = error(plan.locations.precision);
+    diag << "\"precision\": \"" << wanted << "\", but @" << func.getName()
+         << " computes in " << actual;
+    if (*plan.precision == Precision::BF16Mixed)
+      diag << " (make a bf16-mixed train step with "
+              "--parc-make-train-step=precision=bf16-mixed)";
+    return diag;
+  }
   return success();
 }
 

@@ -4,6 +4,7 @@
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Transforms/Autodiff.h"
+#include "parc/Transforms/MixedPrecision.h"
 #include "parc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -34,6 +35,12 @@ struct MakeTrainStepPass
       func.emitError("--parc-make-train-step: optimizer must be adamw or "
                      "sgd, got '")
           << optimizer << "'";
+      return signalPassFailure();
+    }
+    if (precision != "f32" && precision != "bf16-mixed") {
+      func.emitError("--parc-make-train-step: precision must be f32 or "
+                     "bf16-mixed, got '")
+          << precision << "'";
       return signalPassFailure();
     }
     if (failed(checkHyperparameters(func)) || failed(build(func)))
@@ -103,6 +110,12 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
   if (failed(arguments))
     return failure();
   unsigned numResults = func.getNumResults();
+  if (precision == "bf16-mixed") {
+    if (failed(applyMixedPrecision(func, BFloat16Type::get(func.getContext()))))
+      return failure();
+    func->setAttr(kPrecisionAttrName,
+                  StringAttr::get(func.getContext(), precision));
+  }
   if (failed(appendGradients(func)))
     return failure();
 

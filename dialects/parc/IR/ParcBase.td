@@ -52,6 +52,14 @@ def Parc_InPlaceElementwise : NativeOpTrait<"InPlaceElementwise"> {
   let cppNamespace = "::mlir::parc";
 }
 
+// Mixed precision runs this op on f32 operands and keeps its results and
+// everything computed from them in f32 (the loss: a mean over many
+// positions, each a logsumexp over the classes, loses its small terms in
+// bf16).
+def Parc_KeepsFullPrecision : NativeOpTrait<"KeepsFullPrecision"> {
+  let cppNamespace = "::mlir::parc";
+}
+
 // An f32 scalar such as an optimizer's step count.
 def Parc_ScalarF32 : 0DTensorOf<[F32]>, BuildableType<
     "::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;

@@ -233,6 +233,24 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
+bool CastOp::isExactWidening() {
+  auto from = dyn_cast<FloatType>(getInput().getType().getElementType());
+  auto to = dyn_cast<FloatType>(getType().getElementType());
+  if (!from || !to || from == to)
+    return false;
+  // Every value of `from`, subnormals included, is a value of `to`.
+  using llvm::APFloat;
+  const llvm::fltSemantics &src = from.getFloatSemantics(),
+                           &dst = to.getFloatSemantics();
+  int srcPrecision = APFloat::semanticsPrecision(src),
+      dstPrecision = APFloat::semanticsPrecision(dst);
+  return dstPrecision >= srcPrecision &&
+         APFloat::semanticsMaxExponent(dst) >=
+             APFloat::semanticsMaxExponent(src) &&
+         APFloat::semanticsMinExponent(dst) - dstPrecision <=
+             APFloat::semanticsMinExponent(src) - srcPrecision;
+}
+
 //===----------------------------------------------------------------------===//
 // Normalization
 //===----------------------------------------------------------------------===//

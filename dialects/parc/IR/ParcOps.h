@@ -19,6 +19,9 @@ class SumsPartials : public OpTrait::TraitBase<ConcreteType, SumsPartials> {};
 template <typename ConcreteType>
 class InPlaceElementwise
     : public OpTrait::TraitBase<ConcreteType, InPlaceElementwise> {};
+template <typename ConcreteType>
+class KeepsFullPrecision
+    : public OpTrait::TraitBase<ConcreteType, KeepsFullPrecision> {};
 
 /// The elements of one [batch, heads, seq, kv_seq] attention score tensor,
 /// for a query [batch, heads, seq, d] and a key [batch, heads, kv_seq, d].

@@ -140,6 +140,11 @@ def Parc_CastOp : Parc_Op<"cast", [Parc_FlopCountOpInterface,
   let results = (outs Parc_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// A float to a wider float (bf16/f16 to f32): exact, so linear, and a
+    /// pending sum may pass it (mixed precision reduces gradients in f32).
+    bool isExactWidening();
+  }];
 }
 
 def Parc_GeluOp : Parc_UnaryOp<"gelu", "Gaussian error linear unit"> {
@@ -340,7 +345,8 @@ def Parc_AttentionOp : Parc_ShapedOp<"attention",
   }];
 }
 
-def Parc_CrossEntropyOp : Parc_ShapedOp<"cross_entropy"> {
+def Parc_CrossEntropyOp : Parc_ShapedOp<"cross_entropy",
+    [Parc_KeepsFullPrecision]> {
   let summary = "mean softmax cross-entropy of logits against integer labels";
   let description = [{
     `logits` is S x [classes], `labels` has shape S with values in

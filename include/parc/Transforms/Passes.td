@@ -48,6 +48,23 @@ def AutodiffPass : Pass<"parc-autodiff", "::mlir::func::FuncOp"> {
   }];
 }
 
+def MixedPrecisionPass : Pass<"parc-mixed-precision", "::mlir::func::FuncOp"> {
+  let summary = "Stores a model's activations in bf16 (or f16), weights in f32";
+  let description = [{
+    Runs on a model before autodiff (--parc-make-train-step=precision=
+    bf16-mixed runs it itself): every op with float operands computes on
+    16-bit copies (a `parc.cast` at each use of an f32 argument or constant)
+    and stores 16-bit results, except the ops that keep full precision (the
+    cross-entropy loss) and what follows them; results are cast back to
+    their f32 types. The runtime computes each op in f32 and rounds its
+    16-bit results once (runtime.md, "Mixed precision").
+  }];
+  let options = [
+    Option<"type", "type", "std::string", /*default=*/"\"bf16\"",
+           "bf16 or f16">
+  ];
+}
+
 def MakeTrainStepPass : Pass<"parc-make-train-step", "::mlir::func::FuncOp"> {
   let summary = "Turns a loss function into one optimizer step";
   let description = [{
@@ -57,7 +74,9 @@ def MakeTrainStepPass : Pass<"parc-make-train-step", "::mlir::func::FuncOp"> {
     `optstate` arguments (AdamW: `<param>.adam_m`, `<param>.adam_v`; SGD:
     `<param>.momentum`; both: `optimizer.step`, the 1-based step count).
     A result named like an argument is that argument's value for the next
-    step: runners feed it back, and checkpoints carry it.
+    step: runners feed it back, and checkpoints carry it. With
+    precision=bf16-mixed the step is marked `parc.precision = "bf16-mixed"`,
+    which a plan's "precision" must match.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
@@ -71,7 +90,11 @@ def MakeTrainStepPass : Pass<"parc-make-train-step", "::mlir::func::FuncOp"> {
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
            "SGD momentum">,
     Option<"clip", "clip", "double", /*default=*/"0.0",
-           "Clip gradients to this global norm (0: no clipping)">
+           "Clip gradients to this global norm (0: no clipping)">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "f32, or bf16-mixed: activations in bf16 (--parc-mixed-precision "
+           "before the gradients), f32 weights, gradients and optimizer "
+           "state">
   ];
 }
 

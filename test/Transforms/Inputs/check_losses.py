@@ -2,7 +2,8 @@
 """Checks the `step N: loss = X` lines of a training run on stdin.
 
 usage: check_losses.py decreasing STEPS
-       check_losses.py same STEPS REFERENCE_LOG   (relative 1e-4 per step)
+       check_losses.py same STEPS REFERENCE_LOG [RTOL]   (default relative 1e-4
+                                                          per step)
 """
 import re
 import sys
@@ -22,7 +23,8 @@ if mode == "decreasing":
 else:
     with open(sys.argv[3]) as f:
         reference = losses(f.read())
+    rtol = float(sys.argv[4]) if len(sys.argv) > 4 else 1e-4
     for step, (a, b) in enumerate(zip(reference, values), 1):
-        if abs(a - b) > 1e-4 * abs(a):
+        if abs(a - b) > rtol * abs(a):
             sys.exit(f"step {step}: loss {b} differs from {a}")
 print("ok:", values)

@@ -1,0 +1,25 @@
+//===- MixedPrecision.h - a model's activations in bf16 ---------*- C++ -*-===//
+
+#ifndef PARC_TRANSFORMS_MIXEDPRECISION_H
+#define PARC_TRANSFORMS_MIXEDPRECISION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::parc {
+
+/// The function attribute that records a train step's precision
+/// ("bf16-mixed"); absent for f32.
+constexpr llvm::StringLiteral kPrecisionAttrName = "parc.precision";
+
+/// Rewrites the f32 computation of the model `func` (before autodiff) to
+/// store activations as `lowType` (bf16 or f16): arguments (master weights,
+/// inputs) stay f32 and each use by a low-precision op reads a cast of its
+/// own; ops marked KeepsFullPrecision (the loss), and every op that reads
+/// one's result, run on f32 operands; the function's results are cast back
+/// to f32. Autodiff then gives f32 gradients of the f32 parameters through
+/// the casts.
+LogicalResult applyMixedPrecision(func::FuncOp func, FloatType lowType);
+
+} // namespace mlir::parc
+
+#endif // PARC_TRANSFORMS_MIXEDPRECISION_H

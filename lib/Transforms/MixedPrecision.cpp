@@ -1,0 +1,111 @@
+//===- MixedPrecision.cpp - a model's activations in bf16 -----------------===//
+//
+// Each op runs in one of three ways, decided from its operands in program
+// order:
+//   - with no float operand (constants, iota): unchanged; its f32 results
+//     are master values, as arguments are;
+//   - full precision: it is KeepsFullPrecision or reads a value computed in
+//     full precision; its 16-bit operands are cast up, its results stay f32;
+//   - low precision (everything else): its f32 master operands are cast
+//     down at this use and its f32 results become 16-bit.
+// A cast per use, not per value, keeps the gradient of a weight read twice
+// (tied embeddings) summed in f32 after each use's gradient is cast up.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/Transforms/MixedPrecision.h"
+
+#include "parc/IR/ParcOps.h"
+#include "parc/Transforms/Passes.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::parc {
+#define GEN_PASS_DEF_MIXEDPRECISIONPASS
+#include "parc/Transforms/Passes.h.inc"
+} // namespace mlir::parc
+
+using namespace mlir;
+using namespace mlir::parc;
+
+static bool hasElementType(Value value, Type element) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getElementType() == element;
+}
+
+static Value castTo(OpBuilder &b, Value value, Type element) {
+  auto type = cast<RankedTensorType>(value.getType()).clone(element);
+  return CastOp::create(b, value.getLoc(), type, value);
+}
+
+LogicalResult mlir::parc::applyMixedPrecision(func::FuncOp func,
+                                              FloatType lowType) {
+  if (func.isExternal())
+    return success();
+  MLIRContext *context = func.getContext();
+  Type f32 = Float32Type::get(context);
+  // The f32 values computed in full precision: they keep their readers f32.
+  llvm::DenseSet<Value> fullPrecision;
+  Block &body = func.getBody().front();
+  OpBuilder b(context);
+  for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+    auto isFloat = [&](Value v) {
+      return hasElementType(v, f32) || hasElementType(v, lowType);
+    };
+    if (llvm::none_of(op.getOperands(), isFloat))
+      continue;
+    b.setInsertionPoint(&op);
+    bool full = op.hasTrait<KeepsFullPrecision>() ||
+                llvm::any_of(op.getOperands(), [&](Value v) {
+                  return fullPrecision.contains(v);
+                });
+    for (OpOperand &operand : op.getOpOperands()) {
+      Value value = operand.get();
+      if (full && hasElementType(value, lowType))
+        operand.set(castTo(b, value, f32));
+      else if (!full && hasElementType(value, f32))
+        operand.set(castTo(b, value, lowType));
+    }
+    for (OpResult result : op.getResults()) {
+      if (!hasElementType(result, f32))
+        continue;
+      if (full)
+        fullPrecision.insert(result);
+      else
+        result.setType(cast<RankedTensorType>(result.getType()).clone(lowType));
+    }
+  }
+  // The results keep their declared f32 types.
+  Operation *terminator = body.getTerminator();
+  b.setInsertionPoint(terminator);
+  for (auto [operand, type] :
+       llvm::zip_equal(terminator->getOpOperands(), func.getResultTypes()))
+    if (hasElementType(operand.get(), lowType) &&
+        operand.get().getType() != type)
+      operand.set(castTo(b, operand.get(), f32));
+  return success();
+}
+
+namespace {
+struct MixedPrecisionPass
+    : public parc::impl::MixedPrecisionPassBase<MixedPrecisionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    MLIRContext *context = func.getContext();
+    FloatType lowType;
+    if (type == "bf16")
+      lowType = BFloat16Type::get(context);
+    else if (type == "f16")
+      lowType = Float16Type::get(context);
+    else {
+      func.emitError("--parc-mixed-precision: type must be bf16 or f16, got '")
+          << type << "'";
+      return signalPassFailure();
+    }
+    if (failed(applyMixedPrecision(func, lowType)))
+      signalPassFailure();
+  }
+};
+} // namespace
