@@ -320,7 +320,7 @@ struct EntryPoint {
 /// The entry points libparcrt defines, `parcrt_<name>` by name.
 static const llvm::StringMap<EntryPoint> &getRuntimeEntryPoints() {
   static const llvm::StringMap<EntryPoint> entryPoints = {
-#define PARCRT_COMPUTE_OP(name, tensors, results, call)                        \
+#define PARCRT_COMPUTE_OP(name, tensors, results, kind, call)                  \
   {#name, {[](const int64_t *ints) -> int64_t { return tensors; }, results}},
 #define PARCRT_COLLECTIVE_OP(name, call)                                       \
   {#name, {[](const int64_t *) -> int64_t { return 2; }, 1}},

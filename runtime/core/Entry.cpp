@@ -140,16 +140,16 @@ Activation activationKind(int64_t kind) {
 // Every entry point, from the op table.
 extern "C" {
 
-// Every op but cast (which converts 16-bit floats itself) runs its f16/bf16
-// tensors through f32 copies (core/Widening.h).
-#define PARCRT_COMPUTE_OP(name, tensors, results, call)                        \
+// An op that COMPUTES runs its f16/bf16 tensors through f32 copies
+// (core/Widening.h); one that MOVES takes them as they are.
+#define PARCRT_COMPUTE_OP(name, tensors, results, kind, call)                  \
   void parcrt_##name(parcrt_context *ctx, const int64_t *descriptors,          \
                      const int64_t *ints, const double *floats) {              \
     compute(ctx, #name, [&] {                                                  \
       int count = static_cast<int>(tensors);                                   \
       std::vector<TensorRef> refs = decodeAll(ctx, descriptors, count);        \
       auto body = [&](TensorRef *t) { ctx->backend->call; };                   \
-      if (std::string_view(#name) == "cast")                                   \
+      if (std::string_view(#kind) == "MOVES")                                  \
         body(refs.data());                                                     \
       else                                                                     \
         runWidened(*ctx->backend, ctx->widening, refs.data(), count, results,  \

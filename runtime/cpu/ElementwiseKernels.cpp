@@ -95,8 +95,25 @@ void cpu::select(const TensorRef *t) {
 }
 
 void cpu::cast(const TensorRef *t) {
-  encodeValues(decodeValues(t[0].data, t[0].dtype, t[0].numElements()),
-               t[1].dtype, t[1].data);
+  int64_t count = t[0].numElements();
+  // Mixed precision's widenings and roundings (core/Widening.h) around
+  // every op: direct loops, not through doubles.
+  if (t[0].dtype == PARCRT_BF16 && t[1].dtype == PARCRT_F32) {
+    const auto *in = static_cast<const uint16_t *>(t[0].data);
+    auto *out = static_cast<float *>(t[1].data);
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = bfloat16ToFloat(in[i]);
+    return;
+  }
+  if (t[0].dtype == PARCRT_F32 && t[1].dtype == PARCRT_BF16) {
+    const auto *in = static_cast<const float *>(t[0].data);
+    auto *out = static_cast<uint16_t *>(t[1].data);
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = floatToBfloat16(in[i]);
+    return;
+  }
+  encodeValues(decodeValues(t[0].data, t[0].dtype, count), t[1].dtype,
+               t[1].data);
 }
 
 template <typename Fn> static void map(const TensorRef *t, Fn fn) {

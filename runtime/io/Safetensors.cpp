@@ -258,17 +258,6 @@ float parcrt::halfToFloat(uint16_t bits) {
 
 uint16_t parcrt::floatToHalf(float value) { return doubleToHalf(value); }
 
-float parcrt::bfloat16ToFloat(uint16_t bits) {
-  uint32_t floatBits = static_cast<uint32_t>(bits) << 16;
-  float result;
-  std::memcpy(&result, &floatBits, sizeof(result));
-  return result;
-}
-
-uint16_t parcrt::floatToBfloat16(float value) {
-  return doubleToBfloat16(value);
-}
-
 int64_t TensorInfo::numElements() const {
   return checkedNumElements(shape).value_or(0);
 }

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -114,8 +115,27 @@ private:
 /// (NaN stays NaN, overflow becomes infinity).
 float halfToFloat(uint16_t bits);
 uint16_t floatToHalf(float value);
-float bfloat16ToFloat(uint16_t bits);
-uint16_t floatToBfloat16(float value);
+
+// Inline: mixed precision converts every 16-bit operand and result of every
+// op through these, in loops the compiler vectorizes.
+inline float bfloat16ToFloat(uint16_t bits) {
+  uint32_t floatBits = static_cast<uint32_t>(bits) << 16;
+  float result;
+  std::memcpy(&result, &floatBits, sizeof(result));
+  return result;
+}
+
+/// The upper half of the float, rounded to nearest even on the lower half
+/// (a carry into the exponent gives the next binade, or infinity); NaNs stay
+/// quiet NaNs.
+inline uint16_t floatToBfloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  bits += 0x7FFFu + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
 
 } // namespace parcrt
 

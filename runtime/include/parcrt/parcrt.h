@@ -73,7 +73,8 @@ void parc_prologue_step(parcrt_context *ctx) __attribute__((weak));
 #define PARCRT_DECLARE_OP(name)                                                \
   void parcrt_##name(parcrt_context *, const int64_t *, const int64_t *,       \
                      const double *);
-#define PARCRT_COMPUTE_OP(name, tensors, results, call) PARCRT_DECLARE_OP(name)
+#define PARCRT_COMPUTE_OP(name, tensors, results, kind, call)                  \
+  PARCRT_DECLARE_OP(name)
 #define PARCRT_COLLECTIVE_OP(name, call) PARCRT_DECLARE_OP(name)
 #define PARCRT_POINT_TO_POINT_OP(name, what, call) PARCRT_DECLARE_OP(name)
 #include "parcrt/Ops.def"

@@ -189,6 +189,19 @@ TEST(SafetensorsTest, NarrowingConversions) {
   EXPECT_TRUE(std::isnan(bfloat16ToFloat(
       floatToBfloat16(std::numeric_limits<float>::quiet_NaN()))));
   EXPECT_EQ(bfloat16ToFloat(0x4049), 3.140625f);
+  // Just above a tie rounds up; ties round to even on both signs; the
+  // largest float below bf16's overflow threshold stays finite; subnormals
+  // round as normals do; a signaling NaN becomes a quiet one.
+  EXPECT_EQ(floatToBfloat16(1.0f + 0x1p-8f + 0x1p-23f), 0x3F81);
+  EXPECT_EQ(floatToBfloat16(-(1.0f + 0x1p-8f)), 0xBF80);
+  EXPECT_EQ(floatToBfloat16(-(1.0f + 3 * 0x1p-8f)), 0xBF82);
+  EXPECT_EQ(floatToBfloat16(0x1.fep127f), 0x7F7F);
+  EXPECT_EQ(floatToBfloat16(0x1.ffp127f), 0x7F80);
+  EXPECT_EQ(floatToBfloat16(0x1.8p-133f), 0x0002);
+  EXPECT_EQ(floatToBfloat16(0x1p-134f), 0x0000);
+  EXPECT_EQ(floatToBfloat16(std::numeric_limits<float>::signaling_NaN()) &
+                0x7FC0,
+            0x7FC0);
 
   // Rounding happens once, from double: via float, this value would first
   // round to the tie 1 + 2^-11 and then down to 1.
