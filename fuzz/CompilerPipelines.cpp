@@ -132,13 +132,24 @@ void fuzz::runCompilerPipelines(ModuleOp module,
         pm.addPass(createLowerToRuntimePass(
             LowerToRuntimePassOptions{func.getSymName().str()}));
       });
-  // parc-compile --train: the train step first.
-  runOnClone(module, [&](PassManager &pm) {
-    pm.addNestedPass<func::FuncOp>(createMakeTrainStepPass());
-    pm.addPass(createVerifyModelPass());
-    if (planJson)
-      pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planPath}));
-    addPartitionPasses(pm);
-  });
+  // The train step first, in f32 and in bf16 mixed precision (whose step
+  // the evaluator runs too: it rounds to bf16).
+  for (const char *precision : {"f32", "bf16-mixed"}) {
+    MakeTrainStepPassOptions stepOptions;
+    stepOptions.precision = precision;
+    OwningOpRef<ModuleOp> step = runOnClone(module, [&](PassManager &pm) {
+      pm.addNestedPass<func::FuncOp>(createMakeTrainStepPass(stepOptions));
+    });
+    if (!step)
+      continue;
+    runOnClone(*step, [&](PassManager &pm) {
+      pm.addPass(createVerifyModelPass());
+      if (planJson)
+        pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planPath}));
+      addPartitionPasses(pm);
+    });
+    if (StringRef(precision) != "f32")
+      evaluateFunctions(*step);
+  }
   evaluateFunctions(module);
 }
