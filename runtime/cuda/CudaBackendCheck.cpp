@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parcrt/Backend.h"
+#include "parcrt/Safetensors.h"
 
 #ifndef OMPI_SKIP_MPICXX
 #define OMPI_SKIP_MPICXX 1
@@ -62,6 +63,12 @@ struct HostTensor {
       int64_t v;
       std::memcpy(&v, &bytes[i * 8], 8);
       return static_cast<double>(v);
+    }
+    case PARCRT_BF16:
+    case PARCRT_F16: {
+      uint16_t v;
+      std::memcpy(&v, &bytes[i * 2], 2);
+      return dtype == PARCRT_BF16 ? bfloat16ToFloat(v) : halfToFloat(v);
     }
     default:
       return NAN;
@@ -250,6 +257,29 @@ void checkCompute(Backend &cuda, Backend &cpu) {
                 return m.read(t[2]);
               });
     }
+
+  // Mixed precision's conversions (core/Widening.h): f32 to bf16 and f16
+  // rounds to nearest even, and back is exact, on both backends alike.
+  for (parcrt_dtype half : {PARCRT_BF16, PARCRT_F16}) {
+    HostTensor x = f32({5, 7}, -3.0f, 3.0f);
+    const char *name = half == PARCRT_BF16 ? "bf16" : "f16";
+    compare(std::string("cast f32 -> ") + name, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(x), m.output(half, {5, 7})};
+              b.cast(t);
+              return m.read(t[1]);
+            },
+            0);
+    compare(std::string("cast f32 -> ") + name + " -> f32", cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef narrow[] = {m.input(x), m.output(half, {5, 7})};
+              b.cast(narrow);
+              TensorRef wide[] = {narrow[1], m.output(PARCRT_F32, {5, 7})};
+              b.cast(wide);
+              return m.read(wide[1]);
+            },
+            0);
+  }
 
   const std::pair<Backend::Unary, const char *> unaries[] = {
       {Backend::Unary::Neg, "neg"},
