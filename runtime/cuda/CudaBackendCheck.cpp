@@ -263,22 +263,24 @@ void checkCompute(Backend &cuda, Backend &cpu) {
   for (parcrt_dtype half : {PARCRT_BF16, PARCRT_F16}) {
     HostTensor x = f32({5, 7}, -3.0f, 3.0f);
     const char *name = half == PARCRT_BF16 ? "bf16" : "f16";
-    compare(std::string("cast f32 -> ") + name, cuda, cpu,
-            [&](Backend &b, Buffers &m) {
-              TensorRef t[] = {m.input(x), m.output(half, {5, 7})};
-              b.cast(t);
-              return m.read(t[1]);
-            },
-            0);
-    compare(std::string("cast f32 -> ") + name + " -> f32", cuda, cpu,
-            [&](Backend &b, Buffers &m) {
-              TensorRef narrow[] = {m.input(x), m.output(half, {5, 7})};
-              b.cast(narrow);
-              TensorRef wide[] = {narrow[1], m.output(PARCRT_F32, {5, 7})};
-              b.cast(wide);
-              return m.read(wide[1]);
-            },
-            0);
+    compare(
+        std::string("cast f32 -> ") + name, cuda, cpu,
+        [&](Backend &b, Buffers &m) {
+          TensorRef t[] = {m.input(x), m.output(half, {5, 7})};
+          b.cast(t);
+          return m.read(t[1]);
+        },
+        0);
+    compare(
+        std::string("cast f32 -> ") + name + " -> f32", cuda, cpu,
+        [&](Backend &b, Buffers &m) {
+          TensorRef narrow[] = {m.input(x), m.output(half, {5, 7})};
+          b.cast(narrow);
+          TensorRef wide[] = {narrow[1], m.output(PARCRT_F32, {5, 7})};
+          b.cast(wide);
+          return m.read(wide[1]);
+        },
+        0);
   }
 
   const std::pair<Backend::Unary, const char *> unaries[] = {
