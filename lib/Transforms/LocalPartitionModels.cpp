@@ -65,12 +65,47 @@ static Value combineLogSumExp(OpBuilder &b, Location loc, dist::MeshOp mesh,
   return AddOp::create(b, loc, LogOp::create(b, loc, sum), max);
 }
 
+/// A normalizer that buildLogNormalizer already made of `logits` over
+/// `axes` before the insertion point (the loss's, for its gradient), or
+/// null: the combination's add is the one user of the max all-reduce that
+/// is an add.
+static Value findLogNormalizer(OpBuilder &b, Value logits, int64_t classDim,
+                               ArrayAttr axes) {
+  Block *block = b.getInsertionBlock();
+  auto precedes = [&](Operation *op) {
+    return op->getBlock() == block &&
+           (b.getInsertionPoint() == block->end() ||
+            op->isBeforeInBlock(&*b.getInsertionPoint()));
+  };
+  for (Operation *user : logits.getUsers()) {
+    auto local = dyn_cast<ReduceLogSumExpOp>(user);
+    if (!local || local.getKeepdims() ||
+        local.getAxes() != ArrayRef<int64_t>{classDim} || !precedes(local))
+      continue;
+    for (Operation *reducer : local->getUsers()) {
+      auto max = dyn_cast<dist::AllReduceOp>(reducer);
+      if (!max || max.getReduction() != dist::ReductionKind::Max ||
+          max.getAxesAttr() != axes)
+        continue;
+      for (Operation *combiner : max->getUsers())
+        if (isa<AddOp>(combiner) && precedes(combiner))
+          return combiner->getResult(0);
+    }
+  }
+  return nullptr;
+}
+
 /// log(sum over every rank's classes of exp(logits)) per position, in the
 /// labels' shape: one pass over the rank's block of logits, then
-/// all-reduces of one value per position.
+/// all-reduces of one value per position. The loss's gradient reuses the
+/// loss's own (the forward's normalizer outlives it by a few values per
+/// position rather than be computed again over the logits).
 static Value buildLogNormalizer(OpBuilder &b, Location loc, dist::MeshOp mesh,
                                 Value logits, ArrayRef<StringAttr> classAxes) {
   int64_t classDim = cast<RankedTensorType>(logits.getType()).getRank() - 1;
+  if (Value made =
+          findLogNormalizer(b, logits, classDim, axesAttr(b, classAxes)))
+    return made;
   Value local = ReduceLogSumExpOp::create(b, loc, logits, {classDim},
                                           /*keepdims=*/false);
   return combineLogSumExp(b, loc, mesh, local, classAxes);
