@@ -15,6 +15,7 @@
 
 #include "parc/Transforms/MixedPrecision.h"
 
+#include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Transforms/Passes.h"
 
@@ -47,6 +48,13 @@ LogicalResult mlir::parc::applyMixedPrecision(func::FuncOp func,
   // The f32 values computed in full precision: they keep their readers f32.
   llvm::DenseSet<Value> fullPrecision;
   Block &body = func.getBody().front();
+  // Gradients and updates would keep the forward's types only by chance.
+  for (Operation &op : body.without_terminator())
+    if (getPhase(&op) != Phase::Forward)
+      return op.emitError("mixed precision is decided before the gradients, "
+                          "and this op is part of a train step's backward "
+                          "pass or update (make the step with "
+                          "--parc-make-train-step=precision=bf16-mixed)");
   OpBuilder b(context);
   for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
     auto isFloat = [&](Value v) {

@@ -3,6 +3,7 @@
 // RUN: parc-opt %s -split-input-file --parc-make-train-step="precision=bf16-mixed" | FileCheck %s --check-prefix=STEP
 // RUN: %exit1 parc-opt %s -split-input-file --parc-mixed-precision=type=f8 2>&1 | FileCheck %s --check-prefix=BAD-TYPE
 // RUN: %exit1 parc-opt %s -split-input-file --parc-make-train-step="precision=f16-mixed" 2>&1 | FileCheck %s --check-prefix=BAD-STEP
+// RUN: %exit1 parc-opt %s -split-input-file --parc-make-train-step --parc-mixed-precision 2>&1 | FileCheck %s --check-prefix=AFTER-STEP
 
 // A weight read twice (tied) is cast at each use; activations are bf16 up
 // to the loss, whose logits are cast back to f32; the constant stays f32
@@ -50,3 +51,4 @@ func.func @tied(%x: tensor<8x16xf32> {parc.role = "input", parc.name = "x"},
 
 // BAD-TYPE: error: --parc-mixed-precision: type must be bf16 or f16, got 'f8'
 // BAD-STEP: error: --parc-make-train-step: precision must be f32 or bf16-mixed, got 'f16-mixed'
+// AFTER-STEP: error: mixed precision is decided before the gradients, and this op is part of a train step's backward pass or update (make the step with --parc-make-train-step=precision=bf16-mixed)
