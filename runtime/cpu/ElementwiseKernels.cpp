@@ -94,24 +94,22 @@ void cpu::select(const TensorRef *t) {
       });
 }
 
+template <typename From, typename To, typename Convert>
+static void convertEach(const TensorRef *t, int64_t count, Convert convert) {
+  const auto *in = static_cast<const From *>(t[0].data);
+  auto *out = static_cast<To *>(t[1].data);
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = convert(in[i]);
+}
+
 void cpu::cast(const TensorRef *t) {
   int64_t count = t[0].numElements();
   // Mixed precision's widenings and roundings (core/Widening.h) around
   // every op: direct loops, not through doubles.
-  if (t[0].dtype == PARCRT_BF16 && t[1].dtype == PARCRT_F32) {
-    const auto *in = static_cast<const uint16_t *>(t[0].data);
-    auto *out = static_cast<float *>(t[1].data);
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = bfloat16ToFloat(in[i]);
-    return;
-  }
-  if (t[0].dtype == PARCRT_F32 && t[1].dtype == PARCRT_BF16) {
-    const auto *in = static_cast<const float *>(t[0].data);
-    auto *out = static_cast<uint16_t *>(t[1].data);
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = floatToBfloat16(in[i]);
-    return;
-  }
+  if (t[0].dtype == PARCRT_BF16 && t[1].dtype == PARCRT_F32)
+    return convertEach<uint16_t, float>(t, count, bfloat16ToFloat);
+  if (t[0].dtype == PARCRT_F32 && t[1].dtype == PARCRT_BF16)
+    return convertEach<float, uint16_t>(t, count, floatToBfloat16);
   encodeValues(decodeValues(t[0].data, t[0].dtype, count), t[1].dtype,
                t[1].data);
 }

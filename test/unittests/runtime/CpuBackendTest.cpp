@@ -790,17 +790,26 @@ struct Program {
   std::vector<int64_t> descriptors;
 };
 
-TEST(EntryTest, DecodesDescriptorsAndAttributes) {
+/// The entry points over one rank's cpu backend; each test points
+/// `ctx.arena` at its own tensors.
+class EntryTest : public testing::Test {
+protected:
+  EntryTest() {
+    ctx.backend = backend.get();
+    ctx.mesh = mesh;
+  }
+
   MeshInfo mesh{{}, {}, 0};
   std::unique_ptr<Backend> backend = createCpuBackend(mesh);
+  parcrt_context ctx;
+};
+
+TEST_F(EntryTest, DecodesDescriptorsAndAttributes) {
   Program program;
   program.add(HostTensor({2, 2}, {1, 2, 3, 4}));
   program.add(HostTensor({2, 1}, {1, 1}));
   size_t result = program.add(HostTensor({2, 1}));
-  parcrt_context ctx;
-  ctx.backend = backend.get();
   ctx.arena = program.arena.data();
-  ctx.mesh = mesh;
   int64_t transposeLhs[] = {1, 0, 0};
   parcrt_matmul(&ctx, program.descriptors.data(), transposeLhs, nullptr);
   std::vector<float> out = program.floats(result, 2);
@@ -835,12 +844,7 @@ std::vector<uint16_t> bf16Words(const std::vector<float> &exact) {
   return words;
 }
 
-TEST(EntryTest, Bf16TensorsComputeInF32AndRoundOnce) {
-  MeshInfo mesh{{}, {}, 0};
-  std::unique_ptr<Backend> backend = createCpuBackend(mesh);
-  parcrt_context ctx;
-  ctx.backend = backend.get();
-  ctx.mesh = mesh;
+TEST_F(EntryTest, Bf16TensorsComputeInF32AndRoundOnce) {
   // [1, 1] x [[1, 1], [2^-8, 3 * 2^-8]]: 1 + 2^-8 and 1 + 3 * 2^-8 lie
   // halfway between bf16 neighbours (spacing 2^-7 at 1) and round to even.
   std::vector<uint16_t> arena = bf16Words({1, 1, 1, 1, 0x1p-8f, 0x3p-8f});
@@ -874,12 +878,7 @@ TEST(EntryTest, Bf16TensorsComputeInF32AndRoundOnce) {
   EXPECT_EQ(arena[7], 0x4001); // (1 + 2^-6) + 1 = 2 + 2^-6 -> 2 + 2^-6
 }
 
-TEST(EntryTest, GradientAndOptimizerOpsTakeOperandsThenResults) {
-  MeshInfo mesh{{}, {}, 0};
-  std::unique_ptr<Backend> backend = createCpuBackend(mesh);
-  parcrt_context ctx;
-  ctx.backend = backend.get();
-  ctx.mesh = mesh;
+TEST_F(EntryTest, GradientAndOptimizerOpsTakeOperandsThenResults) {
 
   // layer_norm_grad: x, gamma, g; dx, dgamma, dbeta. floats: [epsilon].
   Program norm;
