@@ -153,13 +153,12 @@ struct RewrittenFactorModel
   }
 };
 
-/// The bytes of the log-normalizer's all-reduces (a max and a sum over the
-/// rank's positions) when the classes of `loss`'s logits are split, and
-/// none otherwise; `extra` more of the same size follow them.
-template <typename LossOpT>
-static SmallVector<int64_t>
-getNormalizerAllReduceBytes(LossOpT loss, const FactorAxes &factors,
-                            dist::MeshOp mesh, int extra) {
+/// The bytes of the vocab-parallel loss's all-reduces, one value per rank's
+/// position each (the normalizer's max and sum, the label's logit), when
+/// the classes of `loss`'s logits are split, and none otherwise.
+static SmallVector<int64_t> getLossAllReduceBytes(CrossEntropyOp loss,
+                                                  const FactorAxes &factors,
+                                                  dist::MeshOp mesh) {
   ShardingRule rule = loss.getShardingRule();
   RankedTensorType labels = loss.getLabels().getType();
   if (!splitsRewrittenFactor(rule, factors) ||
@@ -169,7 +168,7 @@ getNormalizerAllReduceBytes(LossOpT loss, const FactorAxes &factors,
                                                   factors, /*isResult=*/false);
   int64_t bytes = getTensorBytes(positions.getLocalType(
       labels.clone(loss.getLogits().getType().getElementType()), mesh));
-  return SmallVector<int64_t>(2 + extra, bytes);
+  return SmallVector<int64_t>(3, bytes);
 }
 
 /// A slice keeps its offsets and strides (sliced dimensions are whole on
@@ -271,8 +270,7 @@ struct CrossEntropyLocalPartition
   SmallVector<int64_t> getLocalAllReduceBytes(Operation *op,
                                               const FactorAxes &factors,
                                               dist::MeshOp mesh) const {
-    return getNormalizerAllReduceBytes(cast<CrossEntropyOp>(op), factors, mesh,
-                                       /*extra=*/1);
+    return getLossAllReduceBytes(cast<CrossEntropyOp>(op), factors, mesh);
   }
   static FailureOr<SmallVector<Value>>
   buildSplit(CrossEntropyOp loss, const ShardingRule &rule, OpBuilder &b,
@@ -331,11 +329,11 @@ struct CrossEntropyLocalPartition
 struct CrossEntropyGradLocalPartition
     : public RewrittenFactorModel<CrossEntropyGradLocalPartition,
                                   CrossEntropyGradOp> {
-  SmallVector<int64_t> getLocalAllReduceBytes(Operation *op,
-                                              const FactorAxes &factors,
-                                              dist::MeshOp mesh) const {
-    return getNormalizerAllReduceBytes(cast<CrossEntropyGradOp>(op), factors,
-                                       mesh, /*extra=*/0);
+  // The loss's all-reduced normalizer serves the gradient too
+  // (buildLogNormalizer finds it): nothing more is reduced.
+  SmallVector<int64_t> getLocalAllReduceBytes(Operation *, const FactorAxes &,
+                                              dist::MeshOp) const {
+    return {};
   }
   static FailureOr<SmallVector<Value>>
   buildSplit(CrossEntropyGradOp grad, const ShardingRule &rule, OpBuilder &b,
