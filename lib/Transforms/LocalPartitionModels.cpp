@@ -65,10 +65,23 @@ static Value combineLogSumExp(OpBuilder &b, Location loc, dist::MeshOp mesh,
   return AddOp::create(b, loc, LogOp::create(b, loc, sum), max);
 }
 
+/// Whether `add` is combineLogSumExp's result for the rank's log-sum-exp
+/// `local` and its all-reduced `max`: log(sum(exp(local - max))) + max.
+static bool combinesLogSumExp(AddOp add, Value local, dist::AllReduceOp max) {
+  auto log = add.getLhs().getDefiningOp<LogOp>();
+  auto sum = log ? log.getInput().getDefiningOp<dist::AllReduceOp>() : nullptr;
+  auto exp = sum && sum.getReduction() == dist::ReductionKind::Sum &&
+                     sum.getAxesAttr() == max.getAxesAttr()
+                 ? sum.getInput().getDefiningOp<ExpOp>()
+                 : nullptr;
+  auto shifted = exp ? exp.getInput().getDefiningOp<SubOp>() : nullptr;
+  return add.getRhs() == max.getResult() && shifted &&
+         shifted.getLhs() == local && shifted.getRhs() == max.getResult();
+}
+
 /// A normalizer that buildLogNormalizer already made of `logits` over
 /// `axes` before the insertion point (the loss's, for its gradient), or
-/// null: the combination's add is the one user of the max all-reduce that
-/// is an add.
+/// null.
 static Value findLogNormalizer(OpBuilder &b, Value logits, int64_t classDim,
                                ArrayAttr axes) {
   Block *block = b.getInsertionBlock();
@@ -87,9 +100,11 @@ static Value findLogNormalizer(OpBuilder &b, Value logits, int64_t classDim,
       if (!max || max.getReduction() != dist::ReductionKind::Max ||
           max.getAxesAttr() != axes)
         continue;
-      for (Operation *combiner : max->getUsers())
-        if (isa<AddOp>(combiner) && precedes(combiner))
-          return combiner->getResult(0);
+      for (Operation *combiner : max->getUsers()) {
+        auto add = dyn_cast<AddOp>(combiner);
+        if (add && precedes(add) && combinesLogSumExp(add, local, max))
+          return add;
+      }
     }
   }
   return nullptr;

@@ -110,12 +110,9 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
   if (failed(arguments))
     return failure();
   unsigned numResults = func.getNumResults();
-  if (precision == "bf16-mixed") {
-    if (failed(applyMixedPrecision(func, BFloat16Type::get(func.getContext()))))
-      return failure();
-    func->setAttr(kPrecisionAttrName,
-                  StringAttr::get(func.getContext(), precision));
-  }
+  if (precision == "bf16-mixed" &&
+      failed(applyMixedPrecision(func, BFloat16Type::get(func.getContext()))))
+    return failure();
   if (failed(appendGradients(func)))
     return failure();
 

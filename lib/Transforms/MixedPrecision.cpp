@@ -6,8 +6,10 @@
 //     are master values, as arguments are;
 //   - full precision: it is KeepsFullPrecision or reads a value computed in
 //     full precision; its 16-bit operands are cast up, its results stay f32;
-//   - low precision (everything else): its f32 master operands are cast
-//     down at this use and its f32 results become 16-bit.
+//   - low precision (everything else that stores an f32 result): its f32
+//     master operands are cast down at this use and its f32 results become
+//     16-bit; an op that stores no f32 result reads its operands as they
+//     are.
 // A cast per use, not per value, keeps the gradient of a weight read twice
 // (tied embeddings) summed in f32 after each use's gradient is cast up.
 //
@@ -47,6 +49,10 @@ LogicalResult mlir::parc::applyMixedPrecision(func::FuncOp func,
   Type f32 = Float32Type::get(context);
   // The f32 values computed in full precision: they keep their readers f32.
   llvm::DenseSet<Value> fullPrecision;
+  if (auto made = func->getAttrOfType<StringAttr>(kPrecisionAttrName))
+    return func.emitError()
+           << "@" << func.getName() << " is in mixed precision already ("
+           << kPrecisionAttrName << " = \"" << made.getValue() << "\")";
   Block &body = func.getBody().front();
   // Gradients and updates would keep the forward's types only by chance.
   for (Operation &op : body.without_terminator())
@@ -56,10 +62,10 @@ LogicalResult mlir::parc::applyMixedPrecision(func::FuncOp func,
                           "pass or update (make the step with "
                           "--parc-make-train-step=precision=bf16-mixed)");
   OpBuilder b(context);
+  auto isFloat = [&](Value v) {
+    return hasElementType(v, f32) || hasElementType(v, lowType);
+  };
   for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
-    auto isFloat = [&](Value v) {
-      return hasElementType(v, f32) || hasElementType(v, lowType);
-    };
     if (llvm::none_of(op.getOperands(), isFloat))
       continue;
     b.setInsertionPoint(&op);
@@ -67,6 +73,13 @@ LogicalResult mlir::parc::applyMixedPrecision(func::FuncOp func,
                 llvm::any_of(op.getOperands(), [&](Value v) {
                   return fullPrecision.contains(v);
                 });
+    // An op that stores no f32 result (a cast to integers or to bf16
+    // already, a comparison) has nothing to store in 16 bits: it reads its
+    // operands as they are.
+    if (!full && llvm::none_of(op.getResults(), [&](Value result) {
+          return hasElementType(result, f32);
+        }))
+      continue;
     for (OpOperand &operand : op.getOpOperands()) {
       Value value = operand.get();
       if (full && hasElementType(value, lowType))
@@ -91,6 +104,9 @@ LogicalResult mlir::parc::applyMixedPrecision(func::FuncOp func,
     if (hasElementType(operand.get(), lowType) &&
         operand.get().getType() != type)
       operand.set(castTo(b, operand.get(), f32));
+  func->setAttr(
+      kPrecisionAttrName,
+      StringAttr::get(context, lowType.isBF16() ? "bf16-mixed" : "f16-mixed"));
   return success();
 }
 

@@ -143,11 +143,9 @@ LogicalResult Partitioner::partitionOp(Operation *op,
 
   // An op linear in all operands passes pending sums through when every
   // operand is pending over the same axes: the all_reduce moves past it.
-  auto cast = dyn_cast<CastOp>(op);
-  bool linear =
-      op->hasTrait<SumsPartials>() || (cast && cast.isExactWidening());
+  auto linear = dyn_cast<SumsPartialsOpInterface>(op);
   AxisList deferred;
-  if (linear && op->getNumOperands() > 0) {
+  if (linear && linear.sumsPartials() && op->getNumOperands() > 0) {
     deferred = layouts.at(op->getOperand(0)).partial;
     for (Value operand : op->getOperands())
       if (layouts.at(operand).partial != deferred)

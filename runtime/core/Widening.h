@@ -50,9 +50,11 @@ void runWidened(Backend &backend, std::shared_ptr<WideningScratch> &scratch,
   for (int i = 0; i < count; ++i) {
     if (!isHalfFloat(refs[i].dtype))
       continue;
-    if (!scratch)
-      scratch = std::make_shared<WideningScratch>(backend);
-    narrow.resize(count);
+    if (narrow.empty()) {
+      if (!scratch)
+        scratch = std::make_shared<WideningScratch>(backend);
+      narrow.resize(count);
+    }
     TensorRef wide = refs[i];
     wide.dtype = PARCRT_F32;
     wide.data = scratch->buffer(i, wide.bytes());

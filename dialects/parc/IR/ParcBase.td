@@ -37,13 +37,6 @@ def Parc_Dialect : Dialect {
   }];
 }
 
-// An op that is linear in all its operands together: given pending sums
-// over the same mesh axes it yields their pending sum, so partitioning can
-// defer the all_reduce past it (gradients of a tied weight, residuals).
-def Parc_SumsPartials : NativeOpTrait<"SumsPartials"> {
-  let cppNamespace = "::mlir::parc";
-}
-
 // Element i of every result depends on element i of each operand of the
 // result's type (other operands are read whole), and every kernel reads
 // those before it writes element i: a result may take the buffer of such an

@@ -27,6 +27,22 @@ def Parc_FlopCountOpInterface : OpInterface<"FlopCountOpInterface"> {
   ];
 }
 
+def Parc_SumsPartialsOpInterface : OpInterface<"SumsPartialsOpInterface"> {
+  let cppNamespace = "::mlir::parc";
+  let description = [{
+    An op that is linear in all its operands together: given pending sums
+    over the same mesh axes it yields their pending sum, so partitioning can
+    defer the all_reduce past it (gradients of a tied weight, residuals, a
+    gradient widened from bf16 to f32).
+  }];
+  let methods = [
+    InterfaceMethod<"Whether this op, with its operand and result types, is "
+      "linear in its operands.", "bool", "sumsPartials", (ins), [{}], [{
+        return true;
+      }]>
+  ];
+}
+
 def Parc_UnfusedTrafficOpInterface : OpInterface<"UnfusedTrafficOpInterface"> {
   let cppNamespace = "::mlir::parc";
   let description = [{

@@ -233,7 +233,9 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
-bool CastOp::isExactWidening() {
+// A float to a wider float (bf16/f16 to f32) is exact, so linear: mixed
+// precision's gradients pass it pending and are reduced in f32.
+bool CastOp::sumsPartials() {
   auto from = dyn_cast<FloatType>(getInput().getType().getElementType());
   auto to = dyn_cast<FloatType>(getType().getElementType());
   if (!from || !to || from == to)

@@ -15,8 +15,6 @@
 
 namespace mlir::parc {
 template <typename ConcreteType>
-class SumsPartials : public OpTrait::TraitBase<ConcreteType, SumsPartials> {};
-template <typename ConcreteType>
 class InPlaceElementwise
     : public OpTrait::TraitBase<ConcreteType, InPlaceElementwise> {};
 template <typename ConcreteType>

@@ -81,9 +81,9 @@ class Parc_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
   }];
 }
 
-def Parc_AddOp : Parc_BinaryOp<"add", "elementwise sum", [Parc_SumsPartials]>;
+def Parc_AddOp : Parc_BinaryOp<"add", "elementwise sum", [Parc_SumsPartialsOpInterface]>;
 def Parc_SubOp : Parc_BinaryOp<"sub", "elementwise difference",
-                               [Parc_SumsPartials]>;
+                               [Parc_SumsPartialsOpInterface]>;
 def Parc_MulOp : Parc_BinaryOp<"mul", "elementwise product">;
 def Parc_DivOp : Parc_BinaryOp<"div", "elementwise quotient">;
 def Parc_PowOp : Parc_BinaryOp<"pow", "elementwise power lhs ^ rhs">;
@@ -99,7 +99,7 @@ class Parc_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Parc_NegOp : Parc_UnaryOp<"neg", "elementwise negation", [Parc_SumsPartials]>;
+def Parc_NegOp : Parc_UnaryOp<"neg", "elementwise negation", [Parc_SumsPartialsOpInterface]>;
 def Parc_ExpOp : Parc_UnaryOp<"exp", "elementwise exponential">;
 def Parc_LogOp : Parc_UnaryOp<"log", "elementwise natural logarithm">;
 def Parc_TanhOp : Parc_UnaryOp<"tanh", "elementwise hyperbolic tangent">;
@@ -130,6 +130,7 @@ def Parc_SelectOp : Parc_Op<"select", [InferTypeOpAdaptor,
 
 def Parc_CastOp : Parc_Op<"cast", [Parc_FlopCountOpInterface,
     Parc_ShardingRuleOpInterface,
+    DeclareOpInterfaceMethods<Parc_SumsPartialsOpInterface, ["sumsPartials"]>,
     DeclareOpInterfaceMethods<Parc_GradientOpInterface>]> {
   let summary = "elementwise conversion to another element type";
   let description = [{
@@ -140,11 +141,6 @@ def Parc_CastOp : Parc_Op<"cast", [Parc_FlopCountOpInterface,
   let results = (outs Parc_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
-  let extraClassDeclaration = [{
-    /// A float to a wider float (bf16/f16 to f32): exact, so linear, and a
-    /// pending sum may pass it (mixed precision reduces gradients in f32).
-    bool isExactWidening();
-  }];
 }
 
 def Parc_GeluOp : Parc_UnaryOp<"gelu", "Gaussian error linear unit"> {
@@ -243,7 +239,7 @@ def Parc_TakeOp : Parc_ShapedOp<"take"> {
 }
 
 def Parc_ReshapeOp : Parc_Op<"reshape",
-    [Parc_SumsPartials,
+    [Parc_SumsPartialsOpInterface,
      DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
      DeclareOpInterfaceMethods<Parc_GradientOpInterface>,
      DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
@@ -255,7 +251,7 @@ def Parc_ReshapeOp : Parc_Op<"reshape",
   let hasVerifier = 1;
 }
 
-def Parc_TransposeOp : Parc_ShapedOp<"transpose", [Parc_SumsPartials]> {
+def Parc_TransposeOp : Parc_ShapedOp<"transpose", [Parc_SumsPartialsOpInterface]> {
   let summary = "permutes dimensions: result dim i is input dim perm[i]";
   let arguments = (ins Parc_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Parc_AnyTensor:$result);
@@ -365,7 +361,7 @@ def Parc_CrossEntropyOp : Parc_ShapedOp<"cross_entropy",
 // kernel beats a chain of ops.
 //===----------------------------------------------------------------------===//
 
-def Parc_BroadcastToOp : Parc_Op<"broadcast_to", [Parc_SumsPartials,
+def Parc_BroadcastToOp : Parc_Op<"broadcast_to", [Parc_SumsPartialsOpInterface,
     Parc_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<Parc_GradientOpInterface>,
     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
@@ -376,7 +372,7 @@ def Parc_BroadcastToOp : Parc_Op<"broadcast_to", [Parc_SumsPartials,
   let hasVerifier = 1;
 }
 
-def Parc_SliceGradOp : Parc_Op<"slice_grad", [Parc_SumsPartials,
+def Parc_SliceGradOp : Parc_Op<"slice_grad", [Parc_SumsPartialsOpInterface,
     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
     DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
                               ["getShardingRule"]>]> {

@@ -7,8 +7,8 @@
 
 namespace mlir::parc {
 
-/// The function attribute that records a train step's precision
-/// ("bf16-mixed"); absent for f32.
+/// The function attribute that records a model's or train step's precision
+/// ("bf16-mixed", "f16-mixed"); absent for f32.
 constexpr llvm::StringLiteral kPrecisionAttrName = "parc.precision";
 
 /// Rewrites the f32 computation of the model `func` (before autodiff) to
@@ -17,7 +17,8 @@ constexpr llvm::StringLiteral kPrecisionAttrName = "parc.precision";
 /// own; ops marked KeepsFullPrecision (the loss), and every op that reads
 /// one's result, run on f32 operands; the function's results are cast back
 /// to f32. Autodiff then gives f32 gradients of the f32 parameters through
-/// the casts.
+/// the casts. Marks `func` with kPrecisionAttrName; a function marked
+/// already is a located error.
 LogicalResult applyMixedPrecision(func::FuncOp func, FloatType lowType);
 
 } // namespace mlir::parc

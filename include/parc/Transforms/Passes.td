@@ -56,8 +56,11 @@ def MixedPrecisionPass : Pass<"parc-mixed-precision", "::mlir::func::FuncOp"> {
     16-bit copies (a `parc.cast` at each use of an f32 argument or constant)
     and stores 16-bit results, except the ops that keep full precision (the
     cross-entropy loss) and what follows them; results are cast back to
-    their f32 types. The runtime computes each op in f32 and rounds its
-    16-bit results once (runtime.md, "Mixed precision").
+    their f32 types. An op that stores no f32 result (a cast to integers)
+    reads its operands as they are. The function is marked
+    `parc.precision = "bf16-mixed"` (or "f16-mixed"); a marked function is
+    an error. The runtime computes each op in f32 and rounds its 16-bit
+    results once (runtime.md, "Mixed precision").
   }];
   let options = [
     Option<"type", "type", "std::string", /*default=*/"\"bf16\"",
