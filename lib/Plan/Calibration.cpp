@@ -76,22 +76,29 @@ static std::string meshOp(int64_t ranks) {
 static constexpr llvm::StringLiteral kSplit =
     "dist.sharding = #dist.sharding<@mesh, [[dp], []]>";
 
-/// `count` chained GEMMs `y = y w`, [n, n] x [n, n] f32 on every rank.
+/// `count` GEMMs `y_i = x w_i`, [n, n] x [n, n] f32 on every rank, each
+/// with its own weight. (A chain `y = y w` shrinks by |w| sqrt(n) per GEMM
+/// into denormal numbers, which the cpu multiplies 30x slower.)
 static std::string gemmModel(int64_t ranks, int64_t n, int64_t count) {
   std::string type = llvm::formatv("tensor<{0}x{1}xf32>", ranks * n, n).str();
   std::string weight = llvm::formatv("tensor<{0}x{0}xf32>", n).str();
-  std::string body, last = "%x";
+  std::string weights, results, body, values, types;
   for (int64_t i = 0; i < count; ++i) {
-    body += llvm::formatv("  %y{0} = parc.matmul {1}, %w : {2}, {3} -> {2}\n",
-                          i, last, type, weight);
-    last = "%y" + std::to_string(i);
+    weights += llvm::formatv(", %w{0}: {1} {{parc.name = \"w{0}\", "
+                             "parc.role = \"param\"}",
+                             i, weight);
+    results += llvm::formatv("{0}{1} {{{2}, parc.name = \"y{3}\"}",
+                             i ? ", " : "", type, kSplit, i);
+    body += llvm::formatv("  %y{0} = parc.matmul %x, %w{0} : {1}, {2} -> {1}\n",
+                          i, type, weight);
+    values += llvm::formatv("{0}%y{1}", i ? ", " : "", i);
+    types += (i ? ", " : "") + type;
   }
   return meshOp(ranks) +
          llvm::formatv("func.func @forward(%x: {0} {{{1}, parc.name = \"x\", "
-                       "parc.role = \"input\"}, %w: {2} {{parc.name = \"w\", "
-                       "parc.role = \"param\"}) -> ({0} {{{1}, parc.name = "
-                       "\"y\"}) {{\n{3}  return {4} : {0}\n}\n",
-                       type, kSplit, weight, body, last)
+                       "parc.role = \"input\"}{2}) -> ({3}) {{\n{4}  return "
+                       "{5} : {6}\n}\n",
+                       type, kSplit, weights, results, body, values, types)
              .str();
 }
 
@@ -153,25 +160,39 @@ static std::string attentionModel(int64_t ranks, int64_t seq, int64_t count) {
              .str();
 }
 
-/// `count` sums over a dimension split over the ranks: `count` all_reduces
-/// of [n] f32.
-static std::string allReduceModel(int64_t ranks, int64_t n, int64_t count) {
-  std::string input = llvm::formatv("tensor<{0}x{1}xf32>", ranks, n).str();
-  std::string output = llvm::formatv("tensor<{0}xf32>", n).str();
+/// `count` sums over the rows of a [ranks, n] f32 tensor split over the
+/// ranks: on every rank a local sum of [1, n] and an all_reduce of [n].
+/// `collective` false sums [1, ranks n] split over its columns instead:
+/// the same local kernel without the all_reduce, so the difference of the
+/// two times is the collective's. (Timing the pair alone would count the
+/// reduction, parc's generic cpu kernel, as link time.)
+static std::string reduceModel(int64_t ranks, int64_t n, int64_t count,
+                               bool collective) {
+  std::string input =
+      llvm::formatv("tensor<{0}x{1}xf32>", collective ? ranks : 1,
+                    collective ? n : ranks * n)
+          .str();
+  std::string output =
+      llvm::formatv("tensor<{0}xf32>", collective ? n : ranks * n).str();
+  std::string sharding =
+      collective ? kSplit.str()
+                 : "dist.sharding = #dist.sharding<@mesh, [[], [dp]]>";
+  std::string outputSharding =
+      collective ? "" : ", dist.sharding = #dist.sharding<@mesh, [[dp]]>";
   std::string results, body, values, types;
   for (int64_t i = 0; i < count; ++i) {
-    results += llvm::formatv("{0}{1} {{parc.name = \"y{2}\"}",
-                             i ? ", " : "", output, i);
+    results += llvm::formatv("{0}{1} {{parc.name = \"y{2}\"{3}}", i ? ", " : "",
+                             output, i, outputSharding);
     body += llvm::formatv("  %y{0} = parc.reduce_sum %x [0] : {1} -> {2}\n",
                           i, input, output);
     values += llvm::formatv("{0}%y{1}", i ? ", " : "", i);
     types += (i ? ", " : "") + output;
   }
   return meshOp(ranks) +
-         llvm::formatv("func.func @forward(%x: {0} {{{1}, parc.name = \"x\", "
-                       "parc.role = \"input\"}) -> ({2}) {{\n{3}  return {4} "
-                       ": {5}\n}\n",
-                       input, kSplit, results, body, values, types)
+         llvm::formatv("func.func @forward(%x: {0} {{parc.name = \"x\", "
+                       "parc.role = \"input\", {1}}) -> ({2}) {{\n{3}  return "
+                       "{4} : {5}\n}\n",
+                       input, sharding, results, body, values, types)
              .str();
 }
 
@@ -328,22 +349,31 @@ llvm::Expected<ClusterSpec> Calibrator::run() {
                          *cluster.attentionFlops / 1e9);
   }
 
-  // all_reduce: latency from a small message, bandwidth from a large one.
+  // all_reduce: latency from a small message, bandwidth from a large one,
+  // each the time of the collective alone.
   LinkSpec link;
   if (options.ranks > 1) {
     int64_t r = options.ranks;
+    auto allReduceSeconds = [&](StringRef name, int64_t n,
+                                int64_t count) -> llvm::Expected<double> {
+      llvm::Expected<double> total =
+          measure({name.str(), reduceModel(r, n, count, true)});
+      if (!total)
+        return total.takeError();
+      llvm::Expected<double> local =
+          measure({name.str() + "-local", reduceModel(r, n, count, false)});
+      if (!local)
+        return local.takeError();
+      return std::max(0.0, *total - *local) / count;
+    };
     // 64 small ones for the latency, 4 of 16 MB for the bandwidth.
-    llvm::Expected<double> small =
-        measure({"allreduce-small", allReduceModel(r, 16, 64)});
+    llvm::Expected<double> small = allReduceSeconds("allreduce-small", 16, 64);
     if (!small)
       return small.takeError();
     int64_t large = int64_t(1) << 22;
-    llvm::Expected<double> big =
-        measure({"allreduce-large", allReduceModel(r, large, 4)});
+    llvm::Expected<double> big = allReduceSeconds("allreduce-large", large, 4);
     if (!big)
       return big.takeError();
-    *small /= 64;
-    *big /= 4;
     link.latency = std::max(1e-9, *small / (2 * (r - 1)));
     double traffic = 2.0 * (r - 1) / r * 4 * large;
     link.bandwidth =
