@@ -197,7 +197,8 @@ static LogicalResult appendAttributes(CrossEntropyGradOp op,
 }
 
 static LogicalResult appendAttributes(AdamWUpdateOp op, ArrayRef<StringRef>,
-                                      Ints &, Floats &floats) {
+                                      Ints &ints, Floats &floats) {
+  ints.push_back(op.getSkip() != nullptr);
   floats.append({op.getLr().convertToDouble(), op.getBeta1().convertToDouble(),
                  op.getBeta2().convertToDouble(),
                  op.getEpsilon().convertToDouble(),
@@ -206,7 +207,8 @@ static LogicalResult appendAttributes(AdamWUpdateOp op, ArrayRef<StringRef>,
 }
 
 static LogicalResult appendAttributes(SgdUpdateOp op, ArrayRef<StringRef>,
-                                      Ints &, Floats &floats) {
+                                      Ints &ints, Floats &floats) {
+  ints.push_back(op.getSkip() != nullptr);
   floats.append(
       {op.getLr().convertToDouble(), op.getMomentum().convertToDouble()});
   return success();

@@ -8,6 +8,20 @@ using namespace mlir;
 using namespace mlir::parc;
 using namespace mlir::parc::interp;
 
+/// Whether an update's `skip` operand (at `index`, if present) is set.
+static bool skips(Value skip, ArrayRef<const Tensor *> operands,
+                  unsigned index) {
+  return skip && operands[index]->values[0] != 0;
+}
+
+/// A skipped update: each result is its state operand.
+static void keepState(ArrayRef<unsigned> stateOperands,
+                      ArrayRef<const Tensor *> operands,
+                      MutableArrayRef<Tensor> results) {
+  for (auto [result, operand] : llvm::zip_equal(results, stateOperands))
+    result.values = operands[operand]->values;
+}
+
 static LogicalResult adamwKernel(AdamWUpdateOp op,
                                  ArrayRef<const Tensor *> operands,
                                  MutableArrayRef<Tensor> results) {
@@ -16,6 +30,10 @@ static LogicalResult adamwKernel(AdamWUpdateOp op,
   double beta2 = op.getBeta2().convertToDouble();
   double epsilon = op.getEpsilon().convertToDouble();
   double decay = op.getWeightDecay().convertToDouble();
+  if (skips(op.getSkip(), operands, 5)) {
+    keepState({0, 2, 3}, operands, results);
+    return success();
+  }
   double step = operands[4]->values[0];
   double correction1 = 1 - std::pow(beta1, step);
   double correction2 = 1 - std::pow(beta2, step);
@@ -37,6 +55,10 @@ static LogicalResult sgdKernel(SgdUpdateOp op,
                                MutableArrayRef<Tensor> results) {
   double lr = op.getLr().convertToDouble();
   double momentum = op.getMomentum().convertToDouble();
+  if (skips(op.getSkip(), operands, 3)) {
+    keepState({0, 2}, operands, results);
+    return success();
+  }
   for (int64_t i = 0; i < operands[0]->getNumElements(); ++i) {
     double buffer = momentum * operands[2]->values[i] + operands[1]->values[i];
     results[0].values[i] = operands[0]->values[i] - lr * buffer;

@@ -20,7 +20,7 @@ namespace {
 constexpr StringRef kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b",
                                         "zb-h1", "pipedream-2bw"};
 constexpr StringRef kRecomputeNames[] = {"none", "selective", "full"};
-constexpr StringRef kPrecisionNames[] = {"f32", "bf16-mixed"};
+constexpr StringRef kPrecisionNames[] = {"f32", "bf16-mixed", "f16-mixed"};
 constexpr StringRef kSyncNames[] = {"allreduce"};
 
 // The keys of each object, in the order writePlan writes them.

@@ -186,9 +186,9 @@ LogicalResult ApplyPlanPass::checkPrecision(const Plan &plan) {
     InFlightDiagnostic diag = error(plan.locations.precision);
     diag << "\"precision\": \"" << wanted << "\", but @" << func.getName()
          << " computes in " << actual;
-    if (*plan.precision == Precision::BF16Mixed)
-      diag << " (make a bf16-mixed train step with "
-              "--parc-make-train-step=precision=bf16-mixed)";
+    if (*plan.precision != Precision::F32)
+      diag << " (make a " << wanted << " train step with "
+           << "--parc-make-train-step=precision=" << wanted << ")";
     return diag;
   }
   return success();

@@ -26,7 +26,8 @@ static Value zerosLike(OpBuilder &b, Location loc, Type type) {
                              b.getFloatAttr(tensor.getElementType(), 0.0)));
 }
 
-LogicalResult mlir::parc::appendGradients(func::FuncOp func) {
+LogicalResult mlir::parc::appendGradients(func::FuncOp func,
+                                          Value lossGradient) {
   FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
   if (failed(arguments))
     return failure();
@@ -51,12 +52,18 @@ LogicalResult mlir::parc::appendGradients(func::FuncOp func) {
     if (!inserted)
       it->second = AddOp::create(b, loc, it->second, gradient);
   };
+  if (lossGradient && lossGradient.getType() != lossType)
+    return func.emitError("the loss gradient's type ")
+           << lossGradient.getType() << " is not the loss's " << lossType;
   Value loss = terminator->getOperand(0);
-  accumulate(loss, ConstantOp::create(
-                       b, loc,
-                       DenseElementsAttr::get(
-                           lossType, b.getFloatAttr(
-                                         lossType.getElementType(), 1.0))));
+  accumulate(
+      loss,
+      lossGradient
+          ? lossGradient
+          : ConstantOp::create(
+                b, loc,
+                DenseElementsAttr::get(
+                    lossType, b.getFloatAttr(lossType.getElementType(), 1.0))));
 
   SmallVector<Operation *> forward;
   for (Operation &op : body)

@@ -21,6 +21,13 @@ namespace mlir::parc {
 using namespace mlir;
 using namespace mlir::parc;
 
+/// f32's largest power of two: a loss scale above it doubles to infinity.
+static constexpr double kMaxLossScale = 0x1p127;
+static constexpr double kMaxLossScaleWindow = 0x1p24 + 1;
+// PyTorch GradScaler's init_scale and growth_interval, as Passes.td says.
+static constexpr double kDefaultLossScale = 65536;
+static constexpr int64_t kDefaultLossScaleWindow = 2000;
+
 namespace {
 
 struct MakeTrainStepPass
@@ -37,9 +44,21 @@ struct MakeTrainStepPass
           << optimizer << "'";
       return signalPassFailure();
     }
-    if (precision != "f32" && precision != "bf16-mixed") {
-      func.emitError("--parc-make-train-step: precision must be f32 or "
-                     "bf16-mixed, got '")
+    if (precision != "f32" && precision != "bf16-mixed" &&
+        precision != "f16-mixed") {
+      func.emitError("--parc-make-train-step: precision must be f32, "
+                     "bf16-mixed or f16-mixed, got '")
+          << precision << "'";
+      return signalPassFailure();
+    }
+    // bf16 needs no scaling (its range is f32's). (Options built in code
+    // all count as given, so the test is against the defaults.)
+    if (precision != "f16-mixed" &&
+        (lossScale != kDefaultLossScale ||
+         lossScaleWindow != kDefaultLossScaleWindow)) {
+      func.emitError("--parc-make-train-step: loss-scale and "
+                     "loss-scale-window scale an f16-mixed step's loss; "
+                     "precision is '")
           << precision << "'";
       return signalPassFailure();
     }
@@ -67,7 +86,11 @@ LogicalResult MakeTrainStepPass::checkHyperparameters(func::FuncOp func) {
                     {"eps", epsilon, 0, inf, true},
                     {"weight-decay", weightDecay, 0, inf, false},
                     {"momentum", momentum, 0, 1, false},
-                    {"clip", clip, 0, inf, false}};
+                    {"clip", clip, 0, inf, false},
+                    {"loss-scale", lossScale, 0, kMaxLossScale, true},
+                    // The growth tracker counts in f32, exact up to 2^24.
+                    {"loss-scale-window", double(lossScaleWindow), 1,
+                     kMaxLossScaleWindow, false}};
   for (const Bound &bound : bounds) {
     // Upper bounds are open: a finite value below 1 or below infinity.
     bool inside = (bound.lowOpen ? bound.value > bound.low
@@ -75,7 +98,7 @@ LogicalResult MakeTrainStepPass::checkHyperparameters(func::FuncOp func) {
                   bound.value < bound.high;
     auto text = [](double value) {
       char buffer[32];
-      std::snprintf(buffer, sizeof(buffer), "%g", value);
+      std::snprintf(buffer, sizeof(buffer), "%.10g", value);
       return std::string(buffer);
     };
     if (!inside)
@@ -85,6 +108,30 @@ LogicalResult MakeTrainStepPass::checkHyperparameters(func::FuncOp func) {
              << text(bound.high) << ")";
   }
   return success();
+}
+
+static Value scalarConstant(OpBuilder &b, Location loc, double value) {
+  auto type = RankedTensorType::get({}, b.getF32Type());
+  return ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
+}
+
+/// The sum over every gradient of `perElement(gradient)`'s elements.
+static Value sumOverGradients(OpBuilder &b, Location loc,
+                              ArrayRef<Value> gradients,
+                              llvm::function_ref<Value(Value)> perElement) {
+  Value total;
+  for (Value gradient : gradients) {
+    auto type = cast<RankedTensorType>(gradient.getType());
+    SmallVector<int64_t> axes =
+        llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    Value values = perElement(gradient);
+    Value sum = axes.empty() ? values
+                             : ReduceSumOp::create(b, loc, values, axes,
+                                                   /*keepdims=*/false);
+    total = total ? Value(AddOp::create(b, loc, total, sum)) : sum;
+  }
+  return total;
 }
 
 /// Adds an `optstate` argument initialized to `value`.
@@ -110,10 +157,23 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
   if (failed(arguments))
     return failure();
   unsigned numResults = func.getNumResults();
-  if (precision == "bf16-mixed" &&
-      failed(applyMixedPrecision(func, BFloat16Type::get(func.getContext()))))
+  MLIRContext *context = func.getContext();
+  if (precision != "f32" &&
+      failed(applyMixedPrecision(func,
+                                 precision == "bf16-mixed"
+                                     ? FloatType(BFloat16Type::get(context))
+                                     : FloatType(Float16Type::get(context)))))
     return failure();
-  if (failed(appendGradients(func)))
+  // f16's range (65504 down to 6e-8) loses small gradients: the backward
+  // pass starts from the loss scale instead of 1, as PyTorch's GradScaler.
+  auto scalarType = RankedTensorType::get({}, Float32Type::get(context));
+  Value lossScale, growthTracker;
+  if (precision == "f16-mixed") {
+    lossScale = addState(func, "loss_scale.scale", scalarType, this->lossScale);
+    growthTracker =
+        addState(func, "loss_scale.growth_tracker", scalarType, 0.0);
+  }
+  if (failed(appendGradients(func, lossScale)))
     return failure();
 
   Operation *terminator = func.getBody().front().getTerminator();
@@ -124,21 +184,29 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
     if (argument.role == ArgumentRole::Param)
       params.push_back(argument);
   SmallVector<Value> gradients(terminator->getOperands().drop_front(numResults));
-  auto scalarType = RankedTensorType::get({}, b.getF32Type());
+
+  // Unscaled, the gradients show an overflow of the scaled backward pass as
+  // infinities or NaNs: `overflow`, the sum of every gradient times 0, is
+  // NaN then and 0 otherwise (IEEE 754: inf * 0 is NaN). The updates skip
+  // on it (their `skip` operand), in place as ever; a select on it (nonzero,
+  // NaN included, picks its first value) keeps the step count.
+  Value overflow;
+  if (lossScale) {
+    Value inverse =
+        DivOp::create(b, loc, scalarConstant(b, loc, 1.0), lossScale);
+    for (Value &gradient : gradients)
+      gradient = MulOp::create(b, loc, gradient, inverse);
+    Value zero = scalarConstant(b, loc, 0.0);
+    overflow = sumOverGradients(b, loc, gradients, [&](Value gradient) {
+      return MulOp::create(b, loc, gradient, zero);
+    });
+  }
 
   if (clip > 0) {
     // Sum of squares of every gradient, then one scale factor for all.
-    Value total;
-    for (Value gradient : gradients) {
-      auto type = cast<RankedTensorType>(gradient.getType());
-      SmallVector<int64_t> axes =
-          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-      Value squares = MulOp::create(b, loc, gradient, gradient);
-      Value sum = axes.empty() ? squares
-                               : ReduceSumOp::create(b, loc, squares, axes,
-                                                     /*keepdims=*/false);
-      total = total ? Value(AddOp::create(b, loc, total, sum)) : sum;
-    }
+    Value total = sumOverGradients(b, loc, gradients, [&](Value gradient) {
+      return MulOp::create(b, loc, gradient, gradient);
+    });
     Value scale = ClipCoefficientOp::create(b, loc, total, APFloat(clip));
     for (Value &gradient : gradients)
       gradient = MulOp::create(b, loc, gradient, scale);
@@ -155,7 +223,7 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
       Value m = addState(func, param.name + ".adam_m", param.type, 0.0);
       Value v = addState(func, param.name + ".adam_v", param.type, 0.0);
       auto update = AdamWUpdateOp::create(
-          b, loc, value, gradient, m, v, step, APFloat(lr.getValue()),
+          b, loc, value, gradient, m, v, step, overflow, APFloat(lr.getValue()),
           APFloat(beta1.getValue()), APFloat(beta2.getValue()),
           APFloat(epsilon.getValue()), APFloat(weightDecay.getValue()));
       results.push_back(update.getNewParam());
@@ -166,7 +234,7 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
     } else {
       Value buffer = addState(func, param.name + ".momentum", param.type, 0.0);
       auto update = SgdUpdateOp::create(b, loc, value, gradient, buffer,
-                                        APFloat(lr.getValue()),
+                                        overflow, APFloat(lr.getValue()),
                                         APFloat(momentum.getValue()));
       results.push_back(update.getNewParam());
       names.push_back(param.name);
@@ -178,10 +246,34 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
     results.push_back(value);
     names.push_back(name);
   }
-  Value one = ConstantOp::create(
-      b, loc, DenseElementsAttr::get(scalarType, b.getF32FloatAttr(1.0f)));
-  results.push_back(AddOp::create(b, loc, step, one));
+  Value one = scalarConstant(b, loc, 1.0);
+  Value nextStep = AddOp::create(b, loc, step, one);
+  results.push_back(
+      overflow ? SelectOp::create(b, loc, overflow, step, nextStep) : nextStep);
   names.push_back("optimizer.step");
+  if (lossScale) {
+    // GradScaler's update: halve the scale after an overflow; double it
+    // after `window` steps without one. The tracker t + 1 is at most the
+    // window, so relu(t + 1 - (window - 1)) is 1 exactly at the window and
+    // 0 before it.
+    Value counted = AddOp::create(b, loc, growthTracker, one);
+    Value grow = ReluOp::create(
+        b, loc,
+        SubOp::create(b, loc, counted,
+                      scalarConstant(b, loc, double(lossScaleWindow) - 1)));
+    Value grownScale = AddOp::create(b, loc, lossScale,
+                                     MulOp::create(b, loc, lossScale, grow));
+    Value nextTracker =
+        SubOp::create(b, loc, counted, MulOp::create(b, loc, counted, grow));
+    results.push_back(SelectOp::create(
+        b, loc, overflow,
+        MulOp::create(b, loc, lossScale, scalarConstant(b, loc, 0.5)),
+        grownScale));
+    names.push_back("loss_scale.scale");
+    results.push_back(SelectOp::create(
+        b, loc, overflow, scalarConstant(b, loc, 0.0), nextTracker));
+    names.push_back("loss_scale.growth_tracker");
+  }
 
   terminator->setOperands(results);
   SmallVector<Type> types;

@@ -70,7 +70,9 @@ void cpu::binary(char op, const TensorRef *t) {
 
 void cpu::select(const TensorRef *t) {
   const TensorRef &result = t[3];
-  requireInteger("select", "the condition", t[0]);
+  bool floatCondition = t[0].dtype == PARCRT_F32;
+  if (!floatCondition)
+    requireInteger("select", "the condition", t[0]);
   if (t[1].dtype != result.dtype || t[2].dtype != result.dtype)
     fatal(std::string("select: operands ") + dtypeName(t[1].dtype) + " and " +
           dtypeName(t[2].dtype) + ", result " + dtypeName(result.dtype) +
@@ -88,7 +90,11 @@ void cpu::select(const TensorRef *t) {
         for (int dim = 0; dim < result.rank; ++dim)
           for (int i = 0; i < 3; ++i)
             at[i] += index[dim] * strides[i][dim];
-        const char *chosen = integerAt(t[0], at[0]) != 0 ? onTrue + at[1] * elementBytes
+        // A float condition is true when nonzero, NaN included.
+        bool condition = floatCondition
+                             ? static_cast<const float *>(t[0].data)[at[0]] != 0
+                             : integerAt(t[0], at[0]) != 0;
+        const char *chosen = condition ? onTrue + at[1] * elementBytes
                                        : onFalse + at[2] * elementBytes;
         std::memcpy(out + linear * elementBytes, chosen, elementBytes);
       });

@@ -15,18 +15,37 @@
 
 using namespace parcrt;
 
-void cpu::adamwUpdate(const TensorRef *t, double lr, double beta1, double beta2,
-                      double epsilon, double weightDecay) {
-  requireF32("adamw_update", t, 8);
+/// Whether a skippable update's `skip` scalar (operand `index`) is set:
+/// nonzero, NaN included. A skipped update's results are copies of its
+/// state operands (`pairs`: operand, result), none where they share memory.
+static bool skipped(const TensorRef *t, bool skippable, int index,
+                    std::initializer_list<std::pair<int, int>> pairs) {
+  if (!skippable || *static_cast<const float *>(t[index].data) == 0)
+    return false;
+  for (auto [operand, result] : pairs)
+    if (t[operand].data != t[result].data)
+      std::copy_n(static_cast<const float *>(t[operand].data),
+                  t[operand].numElements(),
+                  static_cast<float *>(t[result].data));
+  return true;
+}
+
+void cpu::adamwUpdate(const TensorRef *t, bool skippable, double lr,
+                      double beta1, double beta2, double epsilon,
+                      double weightDecay) {
+  int operands = skippable ? 6 : 5;
+  requireF32("adamw_update", t, operands + 3);
+  if (skipped(t, skippable, 5, {{0, 6}, {2, 7}, {3, 8}}))
+    return;
   const auto *param = static_cast<const float *>(t[0].data);
   const auto *grad = static_cast<const float *>(t[1].data);
   const auto *first = static_cast<const float *>(t[2].data);
   const auto *second = static_cast<const float *>(t[3].data);
   // The step count t (1 for the first update).
   double step = *static_cast<const float *>(t[4].data);
-  auto *newParam = static_cast<float *>(t[5].data);
-  auto *newFirst = static_cast<float *>(t[6].data);
-  auto *newSecond = static_cast<float *>(t[7].data);
+  auto *newParam = static_cast<float *>(t[operands].data);
+  auto *newFirst = static_cast<float *>(t[operands + 1].data);
+  auto *newSecond = static_cast<float *>(t[operands + 2].data);
   double correction1 = 1 - std::pow(beta1, step);
   double correction2 = 1 - std::pow(beta2, step);
   int64_t count = t[0].numElements();
@@ -40,13 +59,17 @@ void cpu::adamwUpdate(const TensorRef *t, double lr, double beta1, double beta2,
   }
 }
 
-void cpu::sgdUpdate(const TensorRef *t, double lr, double momentum) {
-  requireF32("sgd_update", t, 5);
+void cpu::sgdUpdate(const TensorRef *t, bool skippable, double lr,
+                    double momentum) {
+  int operands = skippable ? 4 : 3;
+  requireF32("sgd_update", t, operands + 2);
+  if (skipped(t, skippable, 3, {{0, 4}, {2, 5}}))
+    return;
   const auto *param = static_cast<const float *>(t[0].data);
   const auto *grad = static_cast<const float *>(t[1].data);
   const auto *buffer = static_cast<const float *>(t[2].data);
-  auto *newParam = static_cast<float *>(t[3].data);
-  auto *newBuffer = static_cast<float *>(t[4].data);
+  auto *newParam = static_cast<float *>(t[operands].data);
+  auto *newBuffer = static_cast<float *>(t[operands + 1].data);
   int64_t count = t[0].numElements();
   for (int64_t i = 0; i < count; ++i) {
     math::SgdElement<double> next =

@@ -317,8 +317,9 @@ void CudaBackend::unary(Unary op, const TensorRef *t) {
 }
 
 void CudaBackend::select(const TensorRef *t) {
-  if (t[0].dtype != PARCRT_I32 && t[0].dtype != PARCRT_I64)
-    fatal("select: the condition must be i32 or i64, not %s",
+  if (t[0].dtype != PARCRT_I32 && t[0].dtype != PARCRT_I64 &&
+      t[0].dtype != PARCRT_F32)
+    fatal("select: the condition must be i32, i64 or f32, not %s",
           dtypeName(t[0].dtype));
   if (t[1].dtype != t[3].dtype || t[2].dtype != t[3].dtype)
     fatal("select: operands %s and %s, result %s: dtypes must match",
@@ -791,23 +792,30 @@ void CudaBackend::crossEntropyGrad(const TensorRef *t, int64_t count,
         "cross_entropy_grad kernel");
 }
 
-void CudaBackend::adamwUpdate(const TensorRef *t, double lr, double beta1,
-                              double beta2, double epsilon,
+void CudaBackend::adamwUpdate(const TensorRef *t, bool skippable, double lr,
+                              double beta1, double beta2, double epsilon,
                               double weightDecay) {
-  requireF32("adamw_update", t, 8);
-  for (int i : {1, 2, 3, 5, 6, 7})
+  int operands = skippable ? 6 : 5;
+  requireF32("adamw_update", t, operands + 3);
+  for (int i : {1, 2, 3, operands, operands + 1, operands + 2})
     requireSameCount("adamw_update", "a state or result", t[0], t[i]);
-  if (t[4].numElements() != 1)
-    fatal("adamw_update: step must be a scalar");
-  check(launchAdamwUpdate(t, lr, beta1, beta2, epsilon, weightDecay, stream),
+  if (t[4].numElements() != 1 || (skippable && t[5].numElements() != 1))
+    fatal("adamw_update: step and skip must be scalars");
+  check(launchAdamwUpdate(t, skippable, lr, beta1, beta2, epsilon, weightDecay,
+                          stream),
         "adamw_update kernel");
 }
 
-void CudaBackend::sgdUpdate(const TensorRef *t, double lr, double momentum) {
-  requireF32("sgd_update", t, 5);
-  for (int i : {1, 2, 3, 4})
+void CudaBackend::sgdUpdate(const TensorRef *t, bool skippable, double lr,
+                            double momentum) {
+  int operands = skippable ? 4 : 3;
+  requireF32("sgd_update", t, operands + 2);
+  for (int i : {1, 2, operands, operands + 1})
     requireSameCount("sgd_update", "a state or result", t[0], t[i]);
-  check(launchSgdUpdate(t, lr, momentum, stream), "sgd_update kernel");
+  if (skippable && t[3].numElements() != 1)
+    fatal("sgd_update: skip must be a scalar");
+  check(launchSgdUpdate(t, skippable, lr, momentum, stream),
+        "sgd_update kernel");
 }
 
 void CudaBackend::clipCoefficient(const TensorRef *t, double maxNorm) {

@@ -801,33 +801,42 @@ void checkGradients(Backend &cuda, Backend &cpu) {
     Shape shape = {3, 5};
     HostTensor param = f32(shape), grad = f32(shape), mState = f32(shape),
                vState = f32(shape, 0.0f, 0.5f);
-    HostTensor step = f32Values({}, {3.0f});
+    HostTensor step = f32Values({}, {3.0f}), buffer = f32(shape);
+    // With `skip` set (an overflowed f16 step: NaN), the state stays.
+    HostTensor skip = f32Values({}, {NAN});
     const char *results[] = {"param", "m", "v"};
-    for (int r = 0; r < 3; ++r)
-      compare(std::string("adamw_update ") + results[r], cuda, cpu,
-              [&](Backend &b, Buffers &m) {
-                TensorRef t[] = {m.input(param),
-                                 m.input(grad),
-                                 m.input(mState),
-                                 m.input(vState),
-                                 m.input(step),
-                                 m.output(PARCRT_F32, shape),
-                                 m.output(PARCRT_F32, shape),
-                                 m.output(PARCRT_F32, shape)};
-                b.adamwUpdate(t, 1e-3, 0.9, 0.999, 1e-8, 0.01);
-                return m.read(t[5 + r]);
-              });
-    HostTensor buffer = f32(shape);
     const char *sgdResults[] = {"param", "buffer"};
-    for (int r = 0; r < 2; ++r)
-      compare(std::string("sgd_update ") + sgdResults[r], cuda, cpu,
-              [&](Backend &b, Buffers &m) {
-                TensorRef t[] = {m.input(param), m.input(grad),
-                                 m.input(buffer), m.output(PARCRT_F32, shape),
-                                 m.output(PARCRT_F32, shape)};
-                b.sgdUpdate(t, 0.05, 0.9);
-                return m.read(t[3 + r]);
-              });
+    for (bool skippable : {false, true}) {
+      std::string name = skippable ? " skipped " : " ";
+      for (int r = 0; r < 3; ++r)
+        compare("adamw_update" + name + results[r], cuda, cpu,
+                [&](Backend &b, Buffers &m) {
+                  std::vector<TensorRef> t = {m.input(param), m.input(grad),
+                                              m.input(mState), m.input(vState),
+                                              m.input(step)};
+                  if (skippable)
+                    t.push_back(m.input(skip));
+                  size_t first = t.size();
+                  for (int i = 0; i < 3; ++i)
+                    t.push_back(m.output(PARCRT_F32, shape));
+                  b.adamwUpdate(t.data(), skippable, 1e-3, 0.9, 0.999, 1e-8,
+                                0.01);
+                  return m.read(t[first + r]);
+                });
+      for (int r = 0; r < 2; ++r)
+        compare("sgd_update" + name + sgdResults[r], cuda, cpu,
+                [&](Backend &b, Buffers &m) {
+                  std::vector<TensorRef> t = {m.input(param), m.input(grad),
+                                              m.input(buffer)};
+                  if (skippable)
+                    t.push_back(m.input(skip));
+                  size_t first = t.size();
+                  for (int i = 0; i < 2; ++i)
+                    t.push_back(m.output(PARCRT_F32, shape));
+                  b.sgdUpdate(t.data(), skippable, 0.05, 0.9);
+                  return m.read(t[first + r]);
+                });
+    }
   }
 
   for (float sum : {6.25f, 0.01f, 0.0f}) {

@@ -386,11 +386,23 @@ __global__ void crossEntropyGradKernel(const float *logits, const void *labels,
 // Optimizers
 //===----------------------------------------------------------------------===//
 
+/// Whether an update's `skip` scalar (null when the update has none) is
+/// set: nonzero, NaN included.
+__device__ bool isSkipped(const float *skip) { return skip && *skip != 0; }
+
 __global__ void adamwKernel(const float *param, const float *grad,
                             const float *m, const float *v, const float *step,
-                            float *paramOut, float *mOut, float *vOut,
-                            int64_t n, float lr, double beta1, double beta2,
-                            float epsilon, float decay) {
+                            const float *skip, float *paramOut, float *mOut,
+                            float *vOut, int64_t n, float lr, double beta1,
+                            double beta2, float epsilon, float decay) {
+  if (isSkipped(skip)) {
+    GRID_STRIDE_LOOP(i, n) {
+      paramOut[i] = param[i];
+      mOut[i] = m[i];
+      vOut[i] = v[i];
+    }
+    return;
+  }
   double s = *step;
   float correction1 = static_cast<float>(1.0 - pow(beta1, s));
   float correction2 = static_cast<float>(1.0 - pow(beta2, s));
@@ -408,9 +420,16 @@ __global__ void adamwKernel(const float *param, const float *grad,
 }
 
 __global__ void sgdKernel(const float *param, const float *grad,
-                          const float *buffer, float *paramOut,
-                          float *bufferOut, int64_t n, float lr,
-                          float momentum) {
+                          const float *buffer, const float *skip,
+                          float *paramOut, float *bufferOut, int64_t n,
+                          float lr, float momentum) {
+  if (isSkipped(skip)) {
+    GRID_STRIDE_LOOP(i, n) {
+      paramOut[i] = param[i];
+      bufferOut[i] = buffer[i];
+    }
+    return;
+  }
   GRID_STRIDE_LOOP(i, n) {
     math::SgdElement<float> next =
         math::sgdElement<float>(param[i], grad[i], buffer[i], lr, momentum);
@@ -550,37 +569,42 @@ cudaError_t parcrt::cuda::launchCrossEntropyGrad(const TensorRef *t,
   return cudaGetLastError();
 }
 
-cudaError_t parcrt::cuda::launchAdamwUpdate(const TensorRef *t, double lr,
-                                            double beta1, double beta2,
-                                            double epsilon, double weightDecay,
+cudaError_t parcrt::cuda::launchAdamwUpdate(const TensorRef *t, bool skippable,
+                                            double lr, double beta1,
+                                            double beta2, double epsilon,
+                                            double weightDecay,
                                             cudaStream_t stream) {
   int64_t n = countOf(t[0]);
   if (n == 0)
     return cudaSuccess;
+  const TensorRef *out = t + (skippable ? 6 : 5);
   adamwKernel<<<gridFor(n), kThreads, 0, stream>>>(
       static_cast<const float *>(t[0].data),
       static_cast<const float *>(t[1].data),
       static_cast<const float *>(t[2].data),
       static_cast<const float *>(t[3].data),
-      static_cast<const float *>(t[4].data), static_cast<float *>(t[5].data),
-      static_cast<float *>(t[6].data), static_cast<float *>(t[7].data), n,
-      static_cast<float>(lr), beta1, beta2, static_cast<float>(epsilon),
-      static_cast<float>(weightDecay));
+      static_cast<const float *>(t[4].data),
+      skippable ? static_cast<const float *>(t[5].data) : nullptr,
+      static_cast<float *>(out[0].data), static_cast<float *>(out[1].data),
+      static_cast<float *>(out[2].data), n, static_cast<float>(lr), beta1,
+      beta2, static_cast<float>(epsilon), static_cast<float>(weightDecay));
   return cudaGetLastError();
 }
 
-cudaError_t parcrt::cuda::launchSgdUpdate(const TensorRef *t, double lr,
-                                          double momentum,
+cudaError_t parcrt::cuda::launchSgdUpdate(const TensorRef *t, bool skippable,
+                                          double lr, double momentum,
                                           cudaStream_t stream) {
   int64_t n = countOf(t[0]);
   if (n == 0)
     return cudaSuccess;
+  const TensorRef *out = t + (skippable ? 4 : 3);
   sgdKernel<<<gridFor(n), kThreads, 0, stream>>>(
       static_cast<const float *>(t[0].data),
       static_cast<const float *>(t[1].data),
-      static_cast<const float *>(t[2].data), static_cast<float *>(t[3].data),
-      static_cast<float *>(t[4].data), n, static_cast<float>(lr),
-      static_cast<float>(momentum));
+      static_cast<const float *>(t[2].data),
+      skippable ? static_cast<const float *>(t[3].data) : nullptr,
+      static_cast<float *>(out[0].data), static_cast<float *>(out[1].data), n,
+      static_cast<float>(lr), static_cast<float>(momentum));
   return cudaGetLastError();
 }
 

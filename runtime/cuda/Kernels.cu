@@ -775,6 +775,8 @@ cudaError_t parcrt::cuda::launchSelect(const TensorRef *t,
     return dispatchBytes(elementBytes, SelectLaunch<int32_t>{t, n, stream});
   if (t[0].dtype == PARCRT_I64)
     return dispatchBytes(elementBytes, SelectLaunch<int64_t>{t, n, stream});
+  if (t[0].dtype == PARCRT_F32)
+    return dispatchBytes(elementBytes, SelectLaunch<float>{t, n, stream});
   return cudaErrorInvalidValue;
 }
 

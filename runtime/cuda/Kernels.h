@@ -147,13 +147,14 @@ cudaError_t launchAttentionGrad(const TensorRef *t, bool causal, double scale,
 cudaError_t launchCrossEntropyGrad(const TensorRef *t, int64_t count,
                                    bool hasShard, int *errors,
                                    cudaStream_t stream);
-/// t = {param, grad, m, v, step (scalar, 1-based), param', m', v'}.
-cudaError_t launchAdamwUpdate(const TensorRef *t, double lr, double beta1,
-                              double beta2, double epsilon, double weightDecay,
-                              cudaStream_t stream);
-/// t = {param, grad, buffer, param', buffer'}.
-cudaError_t launchSgdUpdate(const TensorRef *t, double lr, double momentum,
-                            cudaStream_t stream);
+/// t = {param, grad, m, v, step (scalar, 1-based), [skip (scalar), when
+/// skippable], param', m', v'}.
+cudaError_t launchAdamwUpdate(const TensorRef *t, bool skippable, double lr,
+                              double beta1, double beta2, double epsilon,
+                              double weightDecay, cudaStream_t stream);
+/// t = {param, grad, buffer, [skip], param', buffer'}.
+cudaError_t launchSgdUpdate(const TensorRef *t, bool skippable, double lr,
+                            double momentum, cudaStream_t stream);
 /// t = {sum of squares (scalar), result (scalar)}:
 /// min(1, maxNorm / (sqrt(sum) + 1e-6)).
 cudaError_t launchClipCoefficient(const TensorRef *t, double maxNorm,

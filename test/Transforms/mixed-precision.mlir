@@ -3,7 +3,7 @@
 // RUN: %exit1 parc-opt %s -split-input-file --parc-mixed-precision --parc-mixed-precision 2>&1 | FileCheck %s --check-prefix=AGAIN
 // RUN: parc-opt %s -split-input-file --parc-make-train-step="precision=bf16-mixed" | FileCheck %s --check-prefix=STEP
 // RUN: %exit1 parc-opt %s -split-input-file --parc-mixed-precision=type=f8 2>&1 | FileCheck %s --check-prefix=BAD-TYPE
-// RUN: %exit1 parc-opt %s -split-input-file --parc-make-train-step="precision=f16-mixed" 2>&1 | FileCheck %s --check-prefix=BAD-STEP
+// RUN: %exit1 parc-opt %s -split-input-file --parc-make-train-step="precision=fp8" 2>&1 | FileCheck %s --check-prefix=BAD-STEP
 // RUN: %exit1 parc-opt %s -split-input-file --parc-make-train-step --parc-mixed-precision 2>&1 | FileCheck %s --check-prefix=AFTER-STEP
 
 // A weight read twice (tied) is cast at each use; activations are bf16 up
@@ -68,6 +68,6 @@ func.func @to_integers(%x: tensor<4xf32> {parc.role = "input", parc.name = "x"},
 }
 
 // BAD-TYPE: error: --parc-mixed-precision: type must be bf16 or f16, got 'f8'
-// BAD-STEP: error: --parc-make-train-step: precision must be f32 or bf16-mixed, got 'f16-mixed'
+// BAD-STEP: error: --parc-make-train-step: precision must be f32, bf16-mixed or f16-mixed, got 'fp8'
 // AFTER-STEP: error: mixed precision is decided before the gradients, and this op is part of a train step's backward pass or update (make the step with --parc-make-train-step=precision=bf16-mixed)
 // AGAIN: error: @tied is in mixed precision already (parc.precision = "bf16-mixed")

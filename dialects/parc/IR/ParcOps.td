@@ -529,19 +529,21 @@ def Parc_AdamWUpdateOp : Parc_Op<"adamw_update", [
       m' = beta1 m + (1 - beta1) g,   v' = beta2 v + (1 - beta2) g^2,
       p' = p - lr (m' / (1 - beta1^t) / (sqrt(v' / (1 - beta2^t)) + eps)
                    + weight_decay p).
+    With `skip` nonzero (NaN included), the results are the operands:
+    a step whose gradients overflowed (PyTorch's fused Adam `found_inf`).
   }];
   let arguments = (ins Parc_FloatTensor:$param, Parc_FloatTensor:$grad,
                        Parc_FloatTensor:$first_moment,
                        Parc_FloatTensor:$second_moment,
-                       Parc_ScalarF32:$step, F64Attr:$lr, F64Attr:$beta1,
-                       F64Attr:$beta2, F64Attr:$epsilon,
-                       F64Attr:$weight_decay);
+                       Parc_ScalarF32:$step, Optional<Parc_ScalarF32>:$skip,
+                       F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2,
+                       F64Attr:$epsilon, F64Attr:$weight_decay);
   let results = (outs Parc_FloatTensor:$new_param,
                       Parc_FloatTensor:$new_first_moment,
                       Parc_FloatTensor:$new_second_moment);
   let assemblyFormat = [{
-    $param `,` $grad `,` $first_moment `,` $second_moment `,` $step attr-dict
-    `:` type($param)
+    $param `,` $grad `,` $first_moment `,` $second_moment `,` $step
+    (`skip` $skip^)? attr-dict `:` type($param)
   }];
 }
 
@@ -556,14 +558,17 @@ def Parc_SgdUpdateOp : Parc_Op<"sgd_update", [
   let summary = "one SGD step with momentum";
   let description = [{
     b' = momentum b + g,  p' = p - lr b' (momentum 0 is plain SGD).
+    With `skip` nonzero (NaN included), the results are the operands.
   }];
   let arguments = (ins Parc_FloatTensor:$param, Parc_FloatTensor:$grad,
-                       Parc_FloatTensor:$momentum_buffer, F64Attr:$lr,
+                       Parc_FloatTensor:$momentum_buffer,
+                       Optional<Parc_ScalarF32>:$skip, F64Attr:$lr,
                        F64Attr:$momentum);
   let results = (outs Parc_FloatTensor:$new_param,
                       Parc_FloatTensor:$new_momentum_buffer);
   let assemblyFormat = [{
-    $param `,` $grad `,` $momentum_buffer attr-dict `:` type($param)
+    $param `,` $grad `,` $momentum_buffer (`skip` $skip^)? attr-dict `:`
+    type($param)
   }];
 }
 

@@ -90,7 +90,7 @@ enum class Recompute { None, Selective, Full };
 /// "none", "selective", "full".
 llvm::StringRef getRecomputeName(Recompute recompute);
 
-enum class Precision { F32, BF16Mixed };
+enum class Precision { F32, BF16Mixed, F16Mixed };
 /// "f32", "bf16-mixed".
 llvm::StringRef getPrecisionName(Precision precision);
 

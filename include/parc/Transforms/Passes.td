@@ -78,8 +78,14 @@ def MakeTrainStepPass : Pass<"parc-make-train-step", "::mlir::func::FuncOp"> {
     `<param>.momentum`; both: `optimizer.step`, the 1-based step count).
     A result named like an argument is that argument's value for the next
     step: runners feed it back, and checkpoints carry it. With
-    precision=bf16-mixed the step is marked `parc.precision = "bf16-mixed"`,
-    which a plan's "precision" must match.
+    precision=bf16-mixed (f16-mixed) the step is marked `parc.precision =
+    "bf16-mixed"` ("f16-mixed"), which a plan's "precision" must match.
+    f16-mixed scales the loss dynamically as PyTorch's GradScaler does
+    (state `loss_scale.scale` and `loss_scale.growth_tracker`): the
+    backward pass starts from the scale, the gradients are unscaled, and a
+    step whose gradients overflow leaves the parameters, the optimizer
+    state and the step count as they were and halves the scale; after
+    `loss-scale-window` steps without overflow the scale doubles.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
@@ -95,9 +101,17 @@ def MakeTrainStepPass : Pass<"parc-make-train-step", "::mlir::func::FuncOp"> {
     Option<"clip", "clip", "double", /*default=*/"0.0",
            "Clip gradients to this global norm (0: no clipping)">,
     Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
-           "f32, or bf16-mixed: activations in bf16 (--parc-mixed-precision "
-           "before the gradients), f32 weights, gradients and optimizer "
-           "state">
+           "f32, bf16-mixed or f16-mixed: activations in bf16 or f16 "
+           "(--parc-mixed-precision before the gradients), f32 weights, "
+           "gradients and optimizer state; f16-mixed with dynamic loss "
+           "scaling">,
+    Option<"lossScale", "loss-scale", "double", /*default=*/"65536",
+           "f16-mixed: the initial loss scale (PyTorch GradScaler's "
+           "init_scale)">,
+    Option<"lossScaleWindow", "loss-scale-window", "int64_t",
+           /*default=*/"2000",
+           "f16-mixed: steps without overflow before the scale doubles "
+           "(GradScaler's growth_interval)">
   ];
 }
 

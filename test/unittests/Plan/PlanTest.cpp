@@ -370,7 +370,7 @@ TEST(PlanTest, Errors) {
             "\"selective\", \"full\", not the string \"some\"");
   EXPECT_EQ(planError("{\"mesh\": {\"dp\": 2}, \"precision\": \"bf16\"}"),
             "plan.json:1:34: \"precision\" must be one of \"f32\", "
-            "\"bf16-mixed\", not the string \"bf16\"");
+            "\"bf16-mixed\", \"f16-mixed\", not the string \"bf16\"");
   EXPECT_EQ(planError("{\"mesh\": {\"dp\": 2}, \"batch\": {\"micro\": 1, "
                       "\"mini\": 2}}"),
             "plan.json:1:43: unknown key \"mini\" in \"batch\" (allowed: "

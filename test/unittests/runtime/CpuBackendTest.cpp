@@ -706,8 +706,8 @@ TEST_F(CpuBackendTest, AdamWStepsByTheFormula) {
   double lr = 0.1, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, decay = 0.01;
   HostTensor p({2}, {1, -2}), g({2}, {0.5, 0.25}), m({2}), v({2}),
       step({}, {1}), p1({2}), m1({2}), v1({2});
-  backend->adamwUpdate(refs({&p, &g, &m, &v, &step, &p1, &m1, &v1}).data(), lr,
-                       beta1, beta2, eps, decay);
+  backend->adamwUpdate(refs({&p, &g, &m, &v, &step, &p1, &m1, &v1}).data(),
+                       false, lr, beta1, beta2, eps, decay);
   // Step 1: the corrected moments are g and g^2, so the update is
   // lr * (sign(g) + decay * p) up to eps.
   expectNear(m1.values(), {0.05, 0.025});
@@ -718,7 +718,7 @@ TEST_F(CpuBackendTest, AdamWStepsByTheFormula) {
   HostTensor g2({2}, {-1, 0}), step2({}, {2});
   std::vector<double> p1v = p1.values(), m1v = m1.values(), v1v = v1.values();
   backend->adamwUpdate(refs({&p1, &g2, &m1, &v1, &step2, &p1, &m1, &v1}).data(),
-                       lr, beta1, beta2, eps, decay);
+                       false, lr, beta1, beta2, eps, decay);
   std::vector<double> expectedP, expectedM, expectedV;
   for (int i = 0; i < 2; ++i) {
     double gi = g2.values()[i];
@@ -738,13 +738,53 @@ TEST_F(CpuBackendTest, AdamWStepsByTheFormula) {
 TEST_F(CpuBackendTest, SgdWithMomentum) {
   HostTensor p({2}, {1, 2}), g({2}, {0.5, -1}), b({2}, {0.2, 0}), p1({2}),
       b1({2});
-  backend->sgdUpdate(refs({&p, &g, &b, &p1, &b1}).data(), 0.1, 0.9);
+  backend->sgdUpdate(refs({&p, &g, &b, &p1, &b1}).data(), false, 0.1, 0.9);
   expectNear(b1.values(), {0.68, -1});
   expectNear(p1.values(), {0.932, 2.1});
   // momentum 0 is plain SGD.
-  backend->sgdUpdate(refs({&p, &g, &b, &p1, &b1}).data(), 0.1, 0.0);
+  backend->sgdUpdate(refs({&p, &g, &b, &p1, &b1}).data(), false, 0.1, 0.0);
   expectNear(b1.values(), {0.5, -1});
   expectNear(p1.values(), {0.95, 2.1});
+}
+
+// An f32 condition is true when nonzero, NaN included (the overflow flag of
+// loss scaling).
+TEST_F(CpuBackendTest, SelectOnAFloatCondition) {
+  HostTensor condition({3}, {0, NAN, 2}), onTrue({3}, {1, 2, 3}),
+      onFalse({3}, {4, 5, 6}), out({3});
+  backend->select(refs({&condition, &onTrue, &onFalse, &out}).data());
+  expectNear(out.values(), {4, 2, 3});
+}
+
+// A set `skip` (an overflowed f16 step: NaN, or any nonzero value) leaves
+// the state as it was, copied to separate results or untouched in place; 0
+// updates as without it.
+TEST_F(CpuBackendTest, SkippedUpdatesKeepTheState) {
+  HostTensor p({2}, {1, -2}), g({2}, {INFINITY, NAN}), m({2}, {0.5, 0.25}),
+      v({2}, {0.1, 0.2}), step({}, {3}), p1({2}), m1({2}), v1({2});
+  for (float value : {NAN, 1.0f}) {
+    HostTensor skip({}, {value});
+    backend->adamwUpdate(
+        refs({&p, &g, &m, &v, &step, &skip, &p1, &m1, &v1}).data(), true, 0.1,
+        0.9, 0.999, 1e-8, 0.01);
+    expectNear(p1.values(), p.values());
+    expectNear(m1.values(), m.values());
+    expectNear(v1.values(), v.values());
+    backend->adamwUpdate(
+        refs({&p, &g, &m, &v, &step, &skip, &p, &m, &v}).data(), true, 0.1, 0.9,
+        0.999, 1e-8, 0.01);
+    expectNear(p.values(), {1, -2});
+    HostTensor b({2}, {0.2, 0}), b1({2});
+    backend->sgdUpdate(refs({&p, &g, &b, &skip, &p1, &b1}).data(), true, 0.1,
+                       0.9);
+    expectNear(p1.values(), {1, -2});
+    expectNear(b1.values(), {0.2, 0});
+  }
+  HostTensor finite({2}, {0.5, -1}), b({2}, {0.2, 0}), zero({}, {0}), b1({2});
+  backend->sgdUpdate(refs({&p, &finite, &b, &zero, &p1, &b1}).data(), true, 0.1,
+                     0.9);
+  expectNear(b1.values(), {0.68, -1});
+  expectNear(p1.values(), {0.932, -1.9});
 }
 
 TEST_F(CpuBackendTest, ClipCoefficient) {
@@ -762,8 +802,9 @@ TEST_F(CpuBackendTest, GradientOpsRejectOtherDtypes) {
               ::testing::ExitedWithCode(1),
               "activation_grad: the cpu backend computes in f32 only.*i32");
   HostTensor p({1}), state({1}, {}, PARCRT_I64);
-  EXPECT_EXIT(backend->sgdUpdate(refs({&p, &p, &state, &p, &p}).data(), 1, 0),
-              ::testing::ExitedWithCode(1), "sgd_update: .*tensor 2 .*i64");
+  EXPECT_EXIT(
+      backend->sgdUpdate(refs({&p, &p, &state, &p, &p}).data(), false, 1, 0),
+      ::testing::ExitedWithCode(1), "sgd_update: .*tensor 2 .*i64");
 }
 
 /// Builds parcrt.h descriptors for tensors laid out one after another in an
@@ -899,7 +940,8 @@ TEST_F(EntryTest, GradientAndOptimizerOpsTakeOperandsThenResults) {
   for (float value : norm.floats(dx, 4))
     EXPECT_NEAR(value, 0, 1e-7);
 
-  // sgd_update: param, grad, buffer; param', buffer'. floats: [lr, momentum].
+  // sgd_update: param, grad, buffer; param', buffer'. ints: [has_skip],
+  // floats: [lr, momentum].
   Program sgd;
   sgd.add(HostTensor({1}, {1}));
   sgd.add(HostTensor({1}, {2}));
@@ -908,7 +950,8 @@ TEST_F(EntryTest, GradientAndOptimizerOpsTakeOperandsThenResults) {
   size_t buffer = sgd.add(HostTensor({1}));
   ctx.arena = sgd.arena.data();
   double sgdFloats[] = {0.5, 0.5};
-  parcrt_sgd_update(&ctx, sgd.descriptors.data(), nullptr, sgdFloats);
+  int64_t noSkip[] = {0};
+  parcrt_sgd_update(&ctx, sgd.descriptors.data(), noSkip, sgdFloats);
   EXPECT_EQ(sgd.floats(buffer, 1), std::vector<float>{2.5});
   EXPECT_EQ(sgd.floats(param, 1), std::vector<float>{-0.25});
 
@@ -924,10 +967,29 @@ TEST_F(EntryTest, GradientAndOptimizerOpsTakeOperandsThenResults) {
   size_t v = adam.add(HostTensor({1}));
   ctx.arena = adam.arena.data();
   double adamFloats[] = {0.5, 0.5, 0.75, 0.0, 0.0};
-  parcrt_adamw_update(&ctx, adam.descriptors.data(), nullptr, adamFloats);
+  parcrt_adamw_update(&ctx, adam.descriptors.data(), noSkip, adamFloats);
   EXPECT_EQ(adam.floats(m, 1), std::vector<float>{1});
   EXPECT_EQ(adam.floats(v, 1), std::vector<float>{1});
   EXPECT_EQ(adam.floats(newParam, 1), std::vector<float>{0.5});
+
+  // With a skip operand (ints: [1]) that is set, after step and before the
+  // results: the results are the state operands.
+  Program skipped;
+  skipped.add(HostTensor({1}, {1}));
+  skipped.add(HostTensor({1}, {2}));
+  skipped.add(HostTensor({1}, {0.25}));
+  skipped.add(HostTensor({1}, {0.5}));
+  skipped.add(HostTensor({}, {1}));
+  skipped.add(HostTensor({}, {NAN}));
+  size_t keptParam = skipped.add(HostTensor({1}));
+  size_t keptM = skipped.add(HostTensor({1}));
+  size_t keptV = skipped.add(HostTensor({1}));
+  ctx.arena = skipped.arena.data();
+  int64_t withSkip[] = {1};
+  parcrt_adamw_update(&ctx, skipped.descriptors.data(), withSkip, adamFloats);
+  EXPECT_EQ(skipped.floats(keptParam, 1), std::vector<float>{1});
+  EXPECT_EQ(skipped.floats(keptM, 1), std::vector<float>{0.25});
+  EXPECT_EQ(skipped.floats(keptV, 1), std::vector<float>{0.5});
 
   // embedding_grad with a shard: ids, g, shard; table. ints: [has_shard].
   Program embedding;
