@@ -6,6 +6,7 @@
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcInterfaces.h"
 #include "parc/Models/Models.h"
+#include "parc/Plan/Report.h"
 #include "parc/Plan/Search.h"
 #include "parc/Transforms/Passes.h"
 
@@ -53,8 +54,9 @@ private:
   /// Seconds per step of `benchmark` on all ranks.
   llvm::Expected<double> measure(const Benchmark &benchmark,
                                  llvm::StringRef plan = "");
-  /// Fits the bandwidth-bound efficiency to a measured reference train step.
-  llvm::Error fitMemoryBoundEfficiency(ClusterSpec &cluster);
+  /// Fits the bandwidth-bound efficiency and the collective wait to
+  /// measured reference train steps.
+  llvm::Error fitReferenceSteps(ClusterSpec &cluster);
   llvm::Error fail(const llvm::Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    message.str());
@@ -389,7 +391,7 @@ llvm::Expected<ClusterSpec> Calibrator::run() {
   cluster.interNode = link;
   cluster.efficiency.collective = 1;
 
-  if (llvm::Error error = fitMemoryBoundEfficiency(cluster))
+  if (llvm::Error error = fitReferenceSteps(cluster))
     return std::move(error);
 
   // Device memory: the machine's, shared by the ranks.
@@ -411,8 +413,11 @@ llvm::Expected<ClusterSpec> Calibrator::run() {
 // the optimizer) may not: the efficiency they reach is fitted so that the
 // cost model reproduces one measured train step of a small reference GPT
 // (2 layers, hidden 128, 4 heads, seq 64, vocab 512, data parallel over the
-// ranks). The models planned later are others; docs/planner.md says so.
-llvm::Error Calibrator::fitMemoryBoundEfficiency(ClusterSpec &cluster) {
+// ranks). Then the same step tensor parallel over the ranks (when they
+// divide the heads), whose blocking collectives each wait for the slower
+// partner, gives the collective wait. The models planned later are others;
+// docs/planner.md says so.
+llvm::Error Calibrator::fitReferenceSteps(ClusterSpec &cluster) {
   DialectRegistry registry;
   registry.insert<ParcDialect, dist::DistDialect, func::FuncDialect>();
   MLIRContext context(registry);
@@ -433,13 +438,6 @@ llvm::Error Calibrator::fitMemoryBoundEfficiency(ClusterSpec &cluster) {
   std::string text;
   llvm::raw_string_ostream os(text);
   step->print(os);
-  std::string plan = llvm::formatv(
-      "{{\"mesh\": {{\"dp\": {0}}, \"shardings\": {{\"input_ids\": "
-      "[[\"dp\"], []], \"labels\": [[\"dp\"], []]}}",
-      options.ranks);
-  llvm::Expected<double> measured = measure({"reference", text}, plan);
-  if (!measured)
-    return measured.takeError();
 
   func::FuncOp forward = findModelFunction(*model);
   FailureOr<ModelGraph> graph = ModelGraph::build(forward);
@@ -450,44 +448,98 @@ llvm::Error Calibrator::fitMemoryBoundEfficiency(ClusterSpec &cluster) {
   search.globalBatch = config.batch;
   search.dtype = "f32";
   search.memoryLimit = 1e18;
-  search.fixed.dp = options.ranks;
-  search.fixed.tp = 1;
   search.fixed.pp = 1;
   search.fixed.zero = 0;
   search.fixed.recompute = Recompute::None;
-  search.fixed.microBatch = 4;
-  auto predict = [&](double efficiency) -> std::optional<double> {
-    cluster.efficiency.memoryBound = efficiency;
+  search.fixed.sequenceParallel = false;
+  // The best plan of the reference at tp (dp the other ranks) as the cost
+  // model prices it with the cluster as it stands, and its plan file.
+  struct Priced {
+    double stepTime;
+    std::string plan;
+  };
+  auto price = [&](int64_t tp) -> llvm::Expected<Priced> {
+    search.fixed.dp = options.ranks / tp;
+    search.fixed.tp = tp;
+    search.fixed.microBatch = config.batch / (options.ranks / tp);
     CostModel costs(cluster, "f32");
     StrategyIlp ilp(*graph, costs, 4);
     std::string error;
     FailureOr<SearchResult> result =
         searchPlans(*graph, costs, ilp, search, error);
     if (failed(result) || result->plans.empty())
-      return std::nullopt;
-    return result->plans.front().stepTime;
+      return fail("cannot price the reference train step at tp = " +
+                  std::to_string(tp) + ": " + error);
+    // The plan refers to the search's strategies: written while they live.
+    ReportContext report;
+    report.options = &search;
+    const EvaluatedPlan &best = result->plans.front();
+    return Priced{best.stepTime, writePlan(buildPlan(best, *graph, report))};
   };
+  auto predict = [&](int64_t tp) -> llvm::Expected<double> {
+    llvm::Expected<Priced> priced = price(tp);
+    if (!priced)
+      return priced.takeError();
+    return priced->stepTime;
+  };
+
+  std::string dataParallel = llvm::formatv(
+      "{{\"mesh\": {{\"dp\": {0}}, \"shardings\": {{\"input_ids\": "
+      "[[\"dp\"], []], \"labels\": [[\"dp\"], []]}}",
+      options.ranks);
+  llvm::Expected<double> measured = measure({"reference", text}, dataParallel);
+  if (!measured)
+    return measured.takeError();
   // The predicted time falls as the efficiency rises: bisect in log space.
   double low = 1e-3, high = 1;
-  std::optional<double> fastest = predict(high);
+  cluster.efficiency.memoryBound = high;
+  llvm::Expected<double> fastest = predict(1);
   if (!fastest)
-    return fail("cannot price the reference train step");
-  if (*fastest >= *measured) {
-    cluster.efficiency.memoryBound = high;
-  } else {
+    return fastest.takeError();
+  if (*fastest < *measured) {
     for (int i = 0; i < 30; ++i) {
       double middle = std::sqrt(low * high);
-      std::optional<double> time = predict(middle);
+      cluster.efficiency.memoryBound = middle;
+      llvm::Expected<double> time = predict(1);
       if (!time)
-        return fail("cannot price the reference train step");
+        return time.takeError();
       (*time > *measured ? low : high) = middle;
     }
-    cluster.efficiency.memoryBound = high;
   }
+  cluster.efficiency.memoryBound = high;
   log << llvm::formatv("calibrate: reference train step {0:f2} ms; "
                        "bandwidth-bound kernels reach {1:f3} of the add's "
                        "bandwidth\n",
                        *measured * 1e3, cluster.efficiency.memoryBound);
+
+  if (options.ranks == 1 || config.heads % options.ranks != 0) {
+    log << "calibrate: no tensor-parallel reference on " << options.ranks
+        << " ranks (they must divide its 4 heads); collective wait 0\n";
+    return llvm::Error::success();
+  }
+  llvm::Expected<Priced> tensorParallel = price(options.ranks);
+  if (!tensorParallel)
+    return tensorParallel.takeError();
+  double base = tensorParallel->stepTime;
+  llvm::Expected<double> measuredTp =
+      measure({"reference-tp", text}, tensorParallel->plan);
+  if (!measuredTp)
+    return measuredTp.takeError();
+  // The predicted time grows linearly with the wait, once per priced
+  // collective.
+  constexpr double kProbe = 1e-3;
+  cluster.collectiveWait = kProbe;
+  llvm::Expected<double> probed = predict(options.ranks);
+  if (!probed)
+    return probed.takeError();
+  double perSecond = (*probed - base) / kProbe;
+  cluster.collectiveWait =
+      perSecond > 0 ? std::max(0.0, (*measuredTp - base) / perSecond) : 0;
+  log << llvm::formatv("calibrate: tensor-parallel reference step {0:f2} ms "
+                       "(predicted {1:f2} ms without waiting): each blocking "
+                       "collective waits {2:f2} us\n",
+                       *measuredTp * 1e3, base * 1e3,
+                       cluster.collectiveWait * 1e6);
   return llvm::Error::success();
 }
 

@@ -22,12 +22,20 @@ namespace {
 
 constexpr StringRef kDtypes[] = {"f32", "tf32", "bf16", "f16"};
 
-constexpr StringRef kClusterKeys[] = {
-    "name",           "devices_per_node", "nodes",
-    "peak_flops",     "memory_bytes",     "hbm_bandwidth",
-    "intra_node",     "inter_node",       "efficiency",
-    "kernel_latency", "attention_flops",  "overlaps_communication",
-    "measured_by"};
+constexpr StringRef kClusterKeys[] = {"name",
+                                      "devices_per_node",
+                                      "nodes",
+                                      "peak_flops",
+                                      "memory_bytes",
+                                      "hbm_bandwidth",
+                                      "intra_node",
+                                      "inter_node",
+                                      "efficiency",
+                                      "kernel_latency",
+                                      "attention_flops",
+                                      "overlaps_communication",
+                                      "collective_wait",
+                                      "measured_by"};
 constexpr StringRef kLinkKeys[] = {"bandwidth", "latency"};
 constexpr StringRef kEfficiencyKeys[] = {"gemm", "memory_bound", "collective"};
 
@@ -412,6 +420,11 @@ static Expected<ClusterSpec> readClusterObject(const Reader &reader,
   if (Error error = object->read("overlaps_communication", overlaps))
     return std::move(error);
   cluster.overlapsCommunication = overlaps.value_or(true);
+  std::optional<double> collectiveWait;
+  if (Error error = object->read("collective_wait", collectiveWait,
+                                 Reader::Bound::NonNegative))
+    return std::move(error);
+  cluster.collectiveWait = collectiveWait.value_or(0);
   if (Error error = object->read("measured_by", cluster.measuredBy))
     return std::move(error);
   return cluster;
@@ -467,6 +480,8 @@ std::string mlir::parc::writeCluster(const ClusterSpec &cluster) {
     root.add("attention_flops", Value::makeNumber(*cluster.attentionFlops));
   if (!cluster.overlapsCommunication)
     root.add("overlaps_communication", Value::makeBoolean(false));
+  if (cluster.collectiveWait > 0)
+    root.add("collective_wait", Value::makeNumber(cluster.collectiveWait));
   if (cluster.measuredBy)
     root.add("measured_by", Value::makeString(*cluster.measuredBy));
   return json::print(root);

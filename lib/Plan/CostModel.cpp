@@ -53,13 +53,13 @@ double CostModel::getCollectiveTime(CollectiveKind kind, double bufferBytes,
   double traffic = dist::getRingTrafficBytes(
       kind, static_cast<int64_t>(bufferBytes), n);
   int64_t steps = kind == CollectiveKind::AllReduce ? 2 * (n - 1) : n - 1;
-  return steps * getLinkLatency(group) +
+  return cluster.collectiveWait + steps * getLinkLatency(group) +
          traffic / (getBusBandwidth(group) * cluster.efficiency.collective);
 }
 
 double CostModel::getPointToPointTime(double bytes,
                                       const GroupPlacement &group) const {
-  return getLinkLatency(group) +
+  return cluster.collectiveWait + getLinkLatency(group) +
          bytes / (getBusBandwidth({2, group.stride}) *
                   cluster.efficiency.collective);
 }

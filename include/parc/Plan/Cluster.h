@@ -98,6 +98,12 @@ struct ClusterSpec {
   /// optional in cluster.json (`overlaps_communication`), true if absent.
   /// libparcrt's MPI collectives block the rank that calls them.
   bool overlapsCommunication = true;
+  /// Seconds each blocking collective waits, beyond its link time, for the
+  /// group's slowest rank (ranks that share cores wait for a descheduled
+  /// partner, and MPI's spinning wait takes the core it needs); optional
+  /// in cluster.json (`collective_wait`), 0 if absent. `--calibrate` fits
+  /// it to a tensor-parallel train step.
+  double collectiveWait = 0;
   /// Who measured the numbers ("parc-plan --calibrate", "preset: ...").
   std::optional<std::string> measuredBy;
 

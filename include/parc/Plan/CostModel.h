@@ -6,7 +6,7 @@
 //
 //   op time          kernel latency +
 //                    max(F / (peak * gemm_efficiency(F)), B / (hbm * eff))
-//   collective time  steps * latency + ring traffic / (bus bandwidth * eff)
+//   collective time  wait + steps * latency + ring traffic / (bus bw * eff)
 //   pipeline bubble  (p-1)/m (GPipe, 1F1B), (p-1)/(v m) (interleaved),
 //                    (p-1)/(3m) (ZB-H1), as a fraction of the ideal time
 //   model state      Rajbhandari et al. 2020: (2 + 2 + K) Psi with mixed

@@ -29,6 +29,22 @@ TEST(CollectiveTime, RingAllReduceInsideANode) {
       expected);
 }
 
+// A blocking collective waits `collective_wait` for the slowest rank once
+// per call, whatever its size; a group of one does not wait.
+TEST(CollectiveTime, WaitsOncePerCall) {
+  ClusterSpec plain = a100(), waiting = a100();
+  waiting.collectiveWait = 5e-4;
+  CostModel without(plain, "bf16"), with(waiting, "bf16");
+  for (double bytes : {1e3, 1e9})
+    EXPECT_DOUBLE_EQ(
+        with.getCollectiveTime(CollectiveKind::AllGather, bytes, {4, 1}),
+        without.getCollectiveTime(CollectiveKind::AllGather, bytes, {4, 1}) +
+            5e-4);
+  EXPECT_DOUBLE_EQ(with.getPointToPointTime(1e6, {2, 1}),
+                   without.getPointToPointTime(1e6, {2, 1}) + 5e-4);
+  EXPECT_EQ(with.getCollectiveTime(CollectiveKind::AllReduce, 1e9, {1, 1}), 0);
+}
+
 TEST(CollectiveTime, GatherAndScatterMoveHalfAnAllReduce) {
   ClusterSpec cluster = a100();
   CostModel costs(cluster, "bf16");

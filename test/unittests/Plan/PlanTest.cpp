@@ -492,6 +492,15 @@ TEST(ClusterTest, ReadsAndWritesTheSameText) {
   EXPECT_NE(llvm::toString(rejected.takeError()).find("\"kernel_latency\""),
             std::string::npos);
 
+  // The optional collective wait reads back.
+  cluster->collectiveWait = 4.5e-4;
+  llvm::Expected<ClusterSpec> withWait =
+      readCluster(writeCluster(*cluster), "c.json");
+  ASSERT_TRUE(static_cast<bool>(withWait))
+      << llvm::toString(withWait.takeError());
+  EXPECT_EQ(withWait->collectiveWait, 4.5e-4);
+  cluster->collectiveWait = 0;
+
   // The optional attention rate reads back and must be positive; absent,
   // attention's FLOPs go on the GEMM curve.
   EXPECT_FALSE(cluster->attentionFlops);
@@ -543,7 +552,7 @@ TEST(ClusterTest, Errors) {
             "\"memory_bytes\", \"hbm_bandwidth\", \"intra_node\", "
             "\"inter_node\", \"efficiency\", \"kernel_latency\", "
             "\"attention_flops\", \"overlaps_communication\", "
-            "\"measured_by\")");
+            "\"collective_wait\", \"measured_by\")");
   EXPECT_EQ(clusterError(
                 editCluster("\"bandwidth\": 1e+10", "\"bandwidth\": -1e+10")),
             "c.json:15:18: \"bandwidth\" must be positive, not -1e+10");
