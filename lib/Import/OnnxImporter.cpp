@@ -41,14 +41,16 @@ static constexpr int64_t kMinOpset = 13, kMaxOpset = 17;
 // clang-format off
 static const StringRef kSupportedOps[] = {
     "Add",        "Cast",            "Concat",     "Constant",
-    "Div",        "Erf",             "Exp",        "Gather",
-    "Gemm",       "Identity",        "LayerNormalization",
-    "LogSoftmax", "MatMul",          "Mul",        "Pow",
-    "ReduceLogSumExp", "ReduceMean", "ReduceSum",  "Relu",
-    "Reshape",    "Sigmoid",         "Slice",      "Softmax",
-    "SoftmaxCrossEntropyLoss",       "Split",      "Sqrt",
-    "Squeeze",    "Sub",             "Tanh",       "Transpose",
-    "Trilu",      "Unsqueeze",       "Where"};
+    "Div",        "Erf",             "Exp",        "Expand",
+    "Flatten",    "Gather",          "Gemm",       "Identity",
+    "LayerNormalization",            "Log",        "LogSoftmax",
+    "MatMul",     "Mul",             "Neg",        "Pow",
+    "Reciprocal", "ReduceLogSumExp", "ReduceMax",  "ReduceMean",
+    "ReduceSum",
+    "Relu",       "Reshape",         "Sigmoid",    "Slice",
+    "Softmax",    "SoftmaxCrossEntropyLoss",       "Split",
+    "Sqrt",       "Squeeze",         "Sub",        "Tanh",
+    "Transpose",  "Trilu",           "Unsqueeze",  "Where"};
 // clang-format on
 
 ArrayRef<StringRef> mlir::parc::getSupportedOnnxOps() { return kSupportedOps; }
@@ -181,6 +183,8 @@ private:
   LogicalResult importReduce(const onnx::NodeProto &node);
   LogicalResult importSplit(const onnx::NodeProto &node);
   LogicalResult importSlice(const onnx::NodeProto &node);
+  LogicalResult importFlatten(const onnx::NodeProto &node);
+  LogicalResult importExpand(const onnx::NodeProto &node);
   LogicalResult importSqueeze(const onnx::NodeProto &node, bool unsqueeze);
   LogicalResult importCast(const onnx::NodeProto &node);
   LogicalResult importConstant(const onnx::NodeProto &node);
@@ -748,6 +752,8 @@ LogicalResult Importer::importReduce(const onnx::NodeProto &node) {
     result = ReduceMeanOp::create(builder, loc, *data, axes, keepdims);
   else if (op == "ReduceLogSumExp")
     result = ReduceLogSumExpOp::create(builder, loc, *data, axes, keepdims);
+  else if (op == "ReduceMax")
+    result = ReduceMaxOp::create(builder, loc, *data, axes, keepdims);
   else
     result = ReduceSumOp::create(builder, loc, *data, axes, keepdims);
   define(node, 0, result);
@@ -796,6 +802,61 @@ LogicalResult Importer::importSplit(const onnx::NodeProto &node) {
   if (start != size)
     return nodeError(node) << "split sizes add up to " << start
                            << ", not the dimension's " << size;
+  return success();
+}
+
+// Flatten: [d0 .. d(axis-1), d(axis) ..] -> [d0 * .. * d(axis-1), the rest].
+LogicalResult Importer::importFlatten(const onnx::NodeProto &node) {
+  FailureOr<Value> data = operand(node, 0);
+  if (failed(data))
+    return failure();
+  RankedTensorType type = typeOf(*data);
+  int64_t rank = type.getRank();
+  int64_t axis = intAttr(node, "axis", 1);
+  // Unlike other axes, Flatten's may equal the rank (all in the rows).
+  if (axis < -rank || axis > rank)
+    return nodeError(node) << "axis " << axis << " is outside [" << -rank
+                           << ", " << rank << "]";
+  if (axis < 0)
+    axis += rank;
+  int64_t rows = 1, columns = 1;
+  for (int64_t dim = 0; dim < rank; ++dim)
+    (dim < axis ? rows : columns) *= type.getDimSize(dim);
+  define(node, 0, reshape(*data, {rows, columns}));
+  return success();
+}
+
+// Expand: numpy broadcasting of the input and a constant shape.
+LogicalResult Importer::importExpand(const onnx::NodeProto &node) {
+  FailureOr<Value> data = operand(node, 0);
+  if (failed(data) || failed(requireFloat(node, *data, "input")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = knownInts(node, 1, "shape");
+  if (failed(shape))
+    return failure();
+  RankedTensorType type = typeOf(*data);
+  int64_t rank = std::max<int64_t>(type.getRank(), shape->size());
+  SmallVector<int64_t> result(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t fromEnd = rank - 1 - i;
+    int64_t have = fromEnd < type.getRank()
+                       ? type.getDimSize(type.getRank() - 1 - fromEnd)
+                       : 1;
+    int64_t want = fromEnd < static_cast<int64_t>(shape->size())
+                       ? (*shape)[shape->size() - 1 - fromEnd]
+                       : 1;
+    if (have != want && have != 1 && want != 1)
+      return nodeError(node)
+             << "cannot broadcast dimension " << have << " to " << want;
+    if (want < 0)
+      return nodeError(node) << "shape has a negative dimension " << want;
+    result[i] = have == 1 ? want : have;
+  }
+  auto resultType = RankedTensorType::get(result, type.getElementType());
+  define(node, 0,
+         resultType == type ? *data
+                            : Value(BroadcastToOp::create(
+                                  builder, nodeLoc(node), resultType, *data)));
   return success();
 }
 
@@ -1073,6 +1134,8 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   PARC_UNARY("Exp", ExpOp)
   PARC_UNARY("Erf", ErfOp)
   PARC_UNARY("Sqrt", SqrtOp)
+  PARC_UNARY("Neg", NegOp)
+  PARC_UNARY("Log", LogOp)
 #undef PARC_BINARY
 #undef PARC_UNARY
   if (op == "Pow")
@@ -1121,7 +1184,8 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   }
   if (op == "Gather")
     return importGather(node);
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceLogSumExp")
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceLogSumExp" ||
+      op == "ReduceMax")
     return importReduce(node);
   if (op == "Concat") {
     SmallVector<Value> inputs;
@@ -1171,6 +1235,15 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   }
   if (op == "Trilu")
     return importTrilu(node);
+  if (op == "Reciprocal")
+    return unary([&](Value x) {
+      return create<DivOp>(loc, scalarConstant(typeOf(x).getElementType(), 1),
+                           x);
+    });
+  if (op == "Flatten")
+    return importFlatten(node);
+  if (op == "Expand")
+    return importExpand(node);
   if (op == "SoftmaxCrossEntropyLoss") {
     FailureOr<Value> scores = operand(node, 0), labels = operand(node, 1);
     if (failed(scores) || failed(labels) ||

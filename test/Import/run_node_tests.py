@@ -50,6 +50,8 @@ OPS = {
     "Slice": "slice", "Unsqueeze": "unsqueeze", "Squeeze": "squeeze",
     "Cast": "cast", "Constant": "constant", "Identity": "identity",
     "Where": "where", "Trilu": "tri", "SoftmaxCrossEntropyLoss": "sce",
+    "Neg": "neg", "Log": "log", "Reciprocal": "reciprocal",
+    "Flatten": "flatten", "Expand": "expand", "ReduceMax": "reduce_max",
 }
 
 # Tests whose expected output encodes a semantic parc deliberately differs
