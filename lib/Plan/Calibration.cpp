@@ -453,12 +453,13 @@ llvm::Error Calibrator::fitReferenceSteps(ClusterSpec &cluster) {
   search.fixed.recompute = Recompute::None;
   search.fixed.sequenceParallel = false;
   // The best plan of the reference at tp (dp the other ranks) as the cost
-  // model prices it with the cluster as it stands, and its plan file.
+  // model prices it with the cluster as it stands, and (`withPlan`) its
+  // plan file.
   struct Priced {
     double stepTime;
     std::string plan;
   };
-  auto price = [&](int64_t tp) -> llvm::Expected<Priced> {
+  auto price = [&](int64_t tp, bool withPlan) -> llvm::Expected<Priced> {
     search.fixed.dp = options.ranks / tp;
     search.fixed.tp = tp;
     search.fixed.microBatch = config.batch / (options.ranks / tp);
@@ -474,10 +475,12 @@ llvm::Error Calibrator::fitReferenceSteps(ClusterSpec &cluster) {
     ReportContext report;
     report.options = &search;
     const EvaluatedPlan &best = result->plans.front();
-    return Priced{best.stepTime, writePlan(buildPlan(best, *graph, report))};
+    return Priced{best.stepTime,
+                  withPlan ? writePlan(buildPlan(best, *graph, report))
+                           : std::string()};
   };
   auto predict = [&](int64_t tp) -> llvm::Expected<double> {
-    llvm::Expected<Priced> priced = price(tp);
+    llvm::Expected<Priced> priced = price(tp, /*withPlan=*/false);
     if (!priced)
       return priced.takeError();
     return priced->stepTime;
@@ -517,7 +520,8 @@ llvm::Error Calibrator::fitReferenceSteps(ClusterSpec &cluster) {
         << " ranks (they must divide its 4 heads); collective wait 0\n";
     return llvm::Error::success();
   }
-  llvm::Expected<Priced> tensorParallel = price(options.ranks);
+  llvm::Expected<Priced> tensorParallel =
+      price(options.ranks, /*withPlan=*/true);
   if (!tensorParallel)
     return tensorParallel.takeError();
   double base = tensorParallel->stepTime;
