@@ -138,6 +138,10 @@ FailureOr<std::string> mlir::parc::describeProgram(func::FuncOp func,
           argument.checkpointShape->begin(), argument.checkpointShape->end());
     else
       (*tensor)["checkpoint_shape"] = nullptr;
+    if (argument.initFrom)
+      (*tensor)["init_from"] = *argument.initFrom;
+    else
+      (*tensor)["init_from"] = nullptr;
     program["arguments"].push_back(*tensor);
   }
 

@@ -118,8 +118,16 @@ mlir::parc::interp::prepareArguments(ArrayRef<ModelArgument> arguments,
   SmallVector<Tensor> tensors;
   for (const ModelArgument &argument : arguments) {
     auto it = given.find(argument.name);
+    if (it == given.end() && argument.initFrom)
+      it = given.find(*argument.initFrom);
     if (it == given.end()) {
-      llvm::Expected<Tensor> tensor = initializeArgument(argument, seed);
+      // A copy starts as its source: its stream and init, its own type.
+      const ModelArgument *start = &argument;
+      if (argument.initFrom)
+        start = llvm::find_if(arguments, [&](const ModelArgument &other) {
+          return other.name == *argument.initFrom;
+        });
+      llvm::Expected<Tensor> tensor = initializeArgument(*start, seed);
       if (!tensor)
         return tensor.takeError();
       tensors.push_back(std::move(*tensor));

@@ -198,12 +198,15 @@ LogicalResult ApplyPlanPass::checkPrecision(const Plan &plan) {
 // (of the parameter's type) is what the backward pass produced.
 static Value getBackwardGradient(OptimizerUpdateOpInterface update) {
   Value gradient = update.getParameterGradient();
-  Type type = update.getUpdatedParameter().getType();
+  ArrayRef<int64_t> shape =
+      cast<ShapedType>(update.getUpdatedParameter().getType()).getShape();
+  // Through the update's scalings and its widening of a 16-bit gradient.
   while (Operation *producer = gradient.getDefiningOp()) {
     if (getPhase(producer) != Phase::Update)
       break;
     auto input = llvm::find_if(producer->getOperands(), [&](Value operand) {
-      return operand.getType() == type;
+      auto type = dyn_cast<ShapedType>(operand.getType());
+      return type && type.getShape() == shape;
     });
     if (input == producer->operand_end())
       break;
@@ -287,8 +290,9 @@ LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
     func.walk([&](OptimizerUpdateOpInterface op) { updates.push_back(op); });
     anyUpdate |= !updates.empty();
     for (OptimizerUpdateOpInterface update : updates) {
-      Value param = update.getUpdatedParameter();
-      if (!isArgument(param, "param"))
+      Value updated = update.getUpdatedParameter();
+      BlockArgument param = getSteppedParameter(func, updated);
+      if (!param || !isArgument(param, "param"))
         continue;
       unsigned paramIndex = cast<BlockArgument>(param).getArgNumber();
       auto type = cast<ShapedType>(param.getType());
@@ -303,7 +307,11 @@ LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
       // the state's split from spreading to it.
       func.setArgAttr(paramIndex, dist::DistDialect::kPlanShardingAttrName,
                       shardingOf(stage >= 3 ? zero : own));
-      for (Value state : update.getParameterState()) {
+      // A mixed-precision step's f32 master copy is optimizer state too.
+      SmallVector<Value> states = llvm::to_vector(update.getParameterState());
+      if (updated != param)
+        states.push_back(updated);
+      for (Value state : states) {
         if (!isArgument(state, "optstate"))
           continue;
         unsigned index = cast<BlockArgument>(state).getArgNumber();

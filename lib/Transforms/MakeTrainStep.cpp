@@ -134,12 +134,11 @@ static Value sumOverGradients(OpBuilder &b, Location loc,
   return total;
 }
 
-/// Adds an `optstate` argument initialized to `value`.
+/// Adds an `optstate` argument that starts as `start` says (a #parc.init or
+/// a parc.init_from).
 static BlockArgument addState(func::FuncOp func, StringRef name, Type type,
-                              double value) {
+                              NamedAttribute start) {
   Builder b(func.getContext());
-  auto init = InitAttr::get(func.getContext(), InitDistribution::Constant,
-                            APFloat(value), APFloat(0.0));
   unsigned index = func.getNumArguments();
   func.insertArgument(
       index, type,
@@ -147,9 +146,21 @@ static BlockArgument addState(func::FuncOp func, StringRef name, Type type,
           {b.getNamedAttr(ParcDialect::kRoleAttrName,
                           b.getStringAttr("optstate")),
            b.getNamedAttr(ParcDialect::kNameAttrName, b.getStringAttr(name)),
-           b.getNamedAttr(ParcDialect::kInitAttrName, init)}),
+           start}),
       func.getLoc());
   return func.getArgument(index);
+}
+
+/// Adds an `optstate` argument initialized to `value`.
+static BlockArgument addState(func::FuncOp func, StringRef name, Type type,
+                              double value) {
+  MLIRContext *context = func.getContext();
+  auto init = InitAttr::get(context, InitDistribution::Constant, APFloat(value),
+                            APFloat(0.0));
+  return addState(
+      func, name, type,
+      NamedAttribute(StringAttr::get(context, ParcDialect::kInitAttrName),
+                     init));
 }
 
 LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
@@ -158,11 +169,18 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
     return failure();
   unsigned numResults = func.getNumResults();
   MLIRContext *context = func.getContext();
-  if (precision != "f32" &&
+  // Mixed precision stores the parameters in 16 bits, as the forward and
+  // backward passes read them, and their f32 master copies as optimizer
+  // state (Micikevicius et al. 2018; Rajbhandari et al.'s 2 + 2 + 12 bytes
+  // per parameter): the update steps the master, and the parameter's next
+  // value is the master's, rounded.
+  bool mixed = precision != "f32";
+  if (mixed &&
       failed(applyMixedPrecision(func,
                                  precision == "bf16-mixed"
                                      ? FloatType(BFloat16Type::get(context))
-                                     : FloatType(Float16Type::get(context)))))
+                                     : FloatType(Float16Type::get(context)),
+                                 /*lowPrecisionParameters=*/true)))
     return failure();
   // f16's range (65504 down to 6e-8) loses small gradients: the backward
   // pass starts from the loss scale instead of 1, as PyTorch's GradScaler.
@@ -185,6 +203,22 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
       params.push_back(argument);
   SmallVector<Value> gradients(terminator->getOperands().drop_front(numResults));
 
+  // What the updates read of a gradient: f32, unscaled. It is built anew
+  // next to each reader, so that an f32 copy of every gradient is never
+  // live at once: the gradients stay as the backward pass leaves them.
+  Value inverseScale;
+  if (lossScale)
+    inverseScale =
+        DivOp::create(b, loc, scalarConstant(b, loc, 1.0), lossScale);
+  auto unscaled = [&](Value gradient) -> Value {
+    auto type = cast<RankedTensorType>(gradient.getType());
+    if (!type.getElementType().isF32())
+      gradient = CastOp::create(b, loc, type.clone(b.getF32Type()), gradient);
+    if (inverseScale)
+      gradient = MulOp::create(b, loc, gradient, inverseScale);
+    return gradient;
+  };
+
   // Unscaled, the gradients show an overflow of the scaled backward pass as
   // infinities or NaNs: `overflow`, the sum of every gradient times 0, is
   // NaN then and 0 otherwise (IEEE 754: inf * 0 is NaN). The updates skip
@@ -192,24 +226,20 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
   // NaN included, picks its first value) keeps the step count.
   Value overflow;
   if (lossScale) {
-    Value inverse =
-        DivOp::create(b, loc, scalarConstant(b, loc, 1.0), lossScale);
-    for (Value &gradient : gradients)
-      gradient = MulOp::create(b, loc, gradient, inverse);
     Value zero = scalarConstant(b, loc, 0.0);
     overflow = sumOverGradients(b, loc, gradients, [&](Value gradient) {
-      return MulOp::create(b, loc, gradient, zero);
+      return MulOp::create(b, loc, unscaled(gradient), zero);
     });
   }
 
+  // Sum of squares of every gradient, then one scale factor for all.
+  Value clipScale;
   if (clip > 0) {
-    // Sum of squares of every gradient, then one scale factor for all.
     Value total = sumOverGradients(b, loc, gradients, [&](Value gradient) {
-      return MulOp::create(b, loc, gradient, gradient);
+      Value value = unscaled(gradient);
+      return MulOp::create(b, loc, value, value);
     });
-    Value scale = ClipCoefficientOp::create(b, loc, total, APFloat(clip));
-    for (Value &gradient : gradients)
-      gradient = MulOp::create(b, loc, gradient, scale);
+    clipScale = ClipCoefficientOp::create(b, loc, total, APFloat(clip));
   }
 
   Value step = addState(func, "optimizer.step", scalarType, 1.0);
@@ -217,8 +247,24 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
   SmallVector<std::string> names = getResultNames(func);
   names.resize(numResults);
   SmallVector<std::pair<Value, std::string>> stateUpdates;
-  for (auto [param, gradient] : llvm::zip_equal(params, gradients)) {
-    Value value = func.getArgument(param.index);
+  for (auto [param, rawGradient] : llvm::zip_equal(params, gradients)) {
+    Value gradient = unscaled(rawGradient);
+    if (clipScale)
+      gradient = MulOp::create(b, loc, gradient, clipScale);
+    Value parameter = func.getArgument(param.index);
+    Value value = parameter;
+    if (mixed) {
+      value = addState(func, param.name + ".master", param.type,
+                       b.getNamedAttr(ParcDialect::kInitFromAttrName,
+                                      b.getStringAttr(param.name)));
+    }
+    // The parameter's next value, from the updated master in mixed precision.
+    auto nextParameter = [&](Value updated) {
+      if (!mixed)
+        return updated;
+      stateUpdates.push_back({updated, param.name + ".master"});
+      return Value(CastOp::create(b, loc, parameter.getType(), updated));
+    };
     if (optimizer == "adamw") {
       Value m = addState(func, param.name + ".adam_m", param.type, 0.0);
       Value v = addState(func, param.name + ".adam_v", param.type, 0.0);
@@ -226,7 +272,7 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
           b, loc, value, gradient, m, v, step, overflow, APFloat(lr.getValue()),
           APFloat(beta1.getValue()), APFloat(beta2.getValue()),
           APFloat(epsilon.getValue()), APFloat(weightDecay.getValue()));
-      results.push_back(update.getNewParam());
+      results.push_back(nextParameter(update.getNewParam()));
       names.push_back(param.name);
       stateUpdates.push_back({update.getNewFirstMoment(), param.name + ".adam_m"});
       stateUpdates.push_back(
@@ -236,7 +282,7 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
       auto update = SgdUpdateOp::create(b, loc, value, gradient, buffer,
                                         overflow, APFloat(lr.getValue()),
                                         APFloat(momentum.getValue()));
-      results.push_back(update.getNewParam());
+      results.push_back(nextParameter(update.getNewParam()));
       names.push_back(param.name);
       stateUpdates.push_back(
           {update.getNewMomentumBuffer(), param.name + ".momentum"});

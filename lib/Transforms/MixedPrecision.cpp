@@ -42,7 +42,8 @@ static Value castTo(OpBuilder &b, Value value, Type element) {
 }
 
 LogicalResult mlir::parc::applyMixedPrecision(func::FuncOp func,
-                                              FloatType lowType) {
+                                              FloatType lowType,
+                                              bool lowPrecisionParameters) {
   if (func.isExternal())
     return success();
   MLIRContext *context = func.getContext();
@@ -61,6 +62,17 @@ LogicalResult mlir::parc::applyMixedPrecision(func::FuncOp func,
                           "and this op is part of a train step's backward "
                           "pass or update (make the step with "
                           "--parc-make-train-step=precision=bf16-mixed)");
+  if (lowPrecisionParameters) {
+    for (BlockArgument argument : body.getArguments()) {
+      auto role = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                    ParcDialect::kRoleAttrName);
+      if (role && role.getValue() == "param" && hasElementType(argument, f32))
+        argument.setType(
+            cast<RankedTensorType>(argument.getType()).clone(lowType));
+    }
+    func.setFunctionType(FunctionType::get(context, body.getArgumentTypes(),
+                                           func.getResultTypes()));
+  }
   OpBuilder b(context);
   auto isFloat = [&](Value v) {
     return hasElementType(v, f32) || hasElementType(v, lowType);

@@ -12,8 +12,9 @@ using namespace mlir::parc;
 LogicalResult mlir::parc::addStaleWeightVersions(func::FuncOp func) {
   SmallVector<BlockArgument> updated;
   WalkResult walk = func.walk([&](OptimizerUpdateOpInterface update) {
-    auto parameter = dyn_cast<BlockArgument>(update.getUpdatedParameter());
-    if (!parameter || parameter.getOwner()->getParentOp() != func) {
+    BlockArgument parameter =
+        getSteppedParameter(func, update.getUpdatedParameter());
+    if (!parameter) {
       update->emitOpError("updates a parameter that is not an argument of @")
           << func.getSymName() << ", which PipeDream-2BW cannot version";
       return WalkResult::interrupt();

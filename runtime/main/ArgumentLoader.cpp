@@ -41,7 +41,13 @@ bool parcrt::argumentValues(const ProgramArgument &argument,
                             std::string *error) {
   std::vector<int64_t> indices = globalIndices(argument, mesh);
   values.assign(indices.size(), 0.0);
+  // A copy (an f32 master) starts as its source: its own entry when the
+  // file holds one (a checkpoint), else the source's entry or stream.
+  const std::string &source =
+      argument.initFrom.empty() ? argument.name : argument.initFrom;
   const TensorInfo *info = file ? file->reader->find(argument.name) : nullptr;
+  if (file && !info && !argument.initFrom.empty())
+    info = file->reader->find(source);
   // A file given for this argument's kind must hold it: a checkpoint that
   // lacks a weight is broken, not a request for random values.
   if (file && !info) {
@@ -57,12 +63,8 @@ bool parcrt::argumentValues(const ProgramArgument &argument,
                "values in a tensor file (--inputs)";
       return false;
     }
-    InitSpec spec = argument.role == ArgumentRole::Param
-                        ? InitSpec{InitDistribution::Normal, 0.0, 0.02}
-                        : InitSpec{InitDistribution::Normal, 0.0, 1.0};
-    if (argument.init)
-      spec = *argument.init;
-    uint64_t key = tensorKey(seed, argument.name);
+    InitSpec spec = argument.getStartingInit();
+    uint64_t key = tensorKey(seed, source);
     for (size_t i = 0; i < indices.size(); ++i)
       values[i] = initValue(spec, key, indices[i], integer);
     return true;

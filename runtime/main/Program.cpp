@@ -265,6 +265,20 @@ static void readArgument(FieldReader &reader, const json &entry,
       reader.fail(path + ".checkpoint_shape",
                   "holds a different number of elements than global_shape");
   }
+  auto initFrom = entry.find("init_from");
+  if (initFrom != entry.end() && !initFrom->is_null()) {
+    argument.initFrom = reader.string(*initFrom, path + ".init_from");
+    if (reader.ok() && argument.initFrom.empty())
+      reader.fail(path + ".init_from", "is empty");
+  }
+}
+
+InitSpec ProgramArgument::getStartingInit() const {
+  if (init)
+    return *init;
+  return role == ArgumentRole::Param
+             ? InitSpec{InitDistribution::Normal, 0.0, 0.02}
+             : InitSpec{InitDistribution::Normal, 0.0, 1.0};
 }
 
 /// Reads "stage" and checks it against the mesh: the stage axis is the
@@ -365,6 +379,24 @@ std::optional<Program> parcrt::parseProgram(const char *text,
         readArgument(reader, (*arguments)[i],
                      "arguments[" + std::to_string(i) + "]", program,
                      program.arguments.emplace_back());
+    // A copy's global elements are its source's, element for element.
+    for (size_t i = 0; i < program.arguments.size() && reader.ok(); ++i) {
+      ProgramArgument &argument = program.arguments[i];
+      if (argument.initFrom.empty())
+        continue;
+      auto source = std::find_if(
+          program.arguments.begin(), program.arguments.end(),
+          [&](const ProgramArgument &other) {
+            return other.name == argument.initFrom && other.initFrom.empty();
+          });
+      std::string path = "arguments[" + std::to_string(i) + "].init_from";
+      if (source == program.arguments.end())
+        reader.fail(path, "names no argument that starts on its own");
+      else if (source->globalShape != argument.globalShape)
+        reader.fail(path, "names an argument of another global shape");
+      else
+        argument.init = source->getStartingInit();
+    }
   }
   if (const json *results = reader.field(document, "document", "results")) {
     if (!results->is_array())

@@ -46,6 +46,14 @@ struct ProgramArgument : BoundaryTensor {
   /// The shape of the tensor in checkpoint files when it differs (same
   /// row-major elements).
   std::optional<std::vector<int64_t>> checkpointShape;
+  /// The argument whose start this one's start is, read in this one's dtype
+  /// (an f32 master copy of a bf16 parameter); empty when none.
+  std::string initFrom;
+
+  /// The init its values come from when no file holds it: `init`, else
+  /// normal(0, 0.02) for params and normal(0, 1) for the rest (for a copy,
+  /// its source's, as the program reader sets it).
+  InitSpec getStartingInit() const;
 };
 
 /// The pipeline stage an MPMD executable runs: its ranks are exactly those

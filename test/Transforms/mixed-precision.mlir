@@ -28,14 +28,22 @@
 // F16-LABEL: func.func @tied
 // F16: parc.matmul {{.*}} : tensor<8x16xf16>, tensor<16x16xf16> -> tensor<8x16xf16>
 
-// The train step's gradients reach the f32 weight through the casts: one
-// f32 gradient per use, summed in f32; the update is f32.
+// The train step stores the weight in bf16 and its f32 master copy as
+// optimizer state, starting from the weight; the forward pass reads the
+// bf16 weight itself, its two uses' gradients add in bf16, and the update
+// widens the sum, steps the master and rounds it into the weight's next
+// value.
 // STEP-LABEL: func.func @tied
+// STEP-SAME: %arg1: tensor<16x16xbf16> {parc.name = "w", parc.role = "param"}
+// STEP-SAME: %[[MASTER:arg[0-9]+]]: tensor<16x16xf32> {parc.init_from = "w", parc.name = "w.master", parc.role = "optstate"}
+// STEP-SAME: -> (tensor<f32> {parc.name = "loss"}, tensor<8x16xf32> {parc.name = "hidden"}, tensor<16x16xbf16> {parc.name = "w"}, tensor<16x16xf32> {parc.name = "w.master"}
 // STEP-SAME: parc.precision = "bf16-mixed"
-// STEP: %[[DW2:.*]] = parc.cast %{{.*}} : tensor<16x16xbf16> -> tensor<16x16xf32>
-// STEP: %[[DW1:.*]] = parc.cast %{{.*}} : tensor<16x16xbf16> -> tensor<16x16xf32>
-// STEP: %[[DW:.*]] = parc.add %[[DW2]], %[[DW1]] {{.*}}: tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
-// STEP: parc.adamw_update %arg1, %[[DW]]
+// STEP: parc.matmul %{{.*}}, %arg1 {{.*}}: tensor<8x16xbf16>, tensor<16x16xbf16> -> tensor<8x16xbf16>
+// STEP: %[[DW:.*]] = parc.add %{{.*}}, %{{.*}} {parc.phase = "backward"} : tensor<16x16xbf16>, tensor<16x16xbf16> -> tensor<16x16xbf16>
+// STEP: %[[DW32:.*]] = parc.cast %[[DW]] {parc.phase = "update"} : tensor<16x16xbf16> -> tensor<16x16xf32>
+// STEP: %[[NEW:.*]], %{{.*}}, %{{.*}} = parc.adamw_update %[[MASTER]], %[[DW32]]
+// STEP: %[[W:.*]] = parc.cast %[[NEW]] {parc.phase = "update"} : tensor<16x16xf32> -> tensor<16x16xbf16>
+// STEP: return %{{.*}}, %{{.*}}, %[[W]], %[[NEW]],
 func.func @tied(%x: tensor<8x16xf32> {parc.role = "input", parc.name = "x"},
                 %w: tensor<16x16xf32> {parc.role = "param", parc.name = "w"},
                 %y: tensor<8xi64> {parc.role = "label", parc.name = "labels"})

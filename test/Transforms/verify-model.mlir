@@ -67,3 +67,27 @@ func.func @result_names(%a: tensor<f32> {parc.role = "input", parc.name = "x"})
     -> (tensor<f32> {parc.name = "loss"}, tensor<f32> {parc.name = "loss"}) {
   return %a, %a : tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// expected-error @+2 {{argument #1 of 'init_from_unknown' starts from 'v' (parc.init_from), which is no argument's name}}
+func.func @init_from_unknown(%a: tensor<4xbf16> {parc.role = "param", parc.name = "w"},
+                             %b: tensor<4xf32> {parc.role = "optstate", parc.name = "w.master", parc.init_from = "v"}) {
+  return
+}
+
+// -----
+
+// expected-error @+3 {{argument #2 of 'init_from_chain' starts from 'w.master' (parc.init_from), which starts from another argument itself}}
+func.func @init_from_chain(%a: tensor<4xbf16> {parc.role = "param", parc.name = "w"},
+                           %b: tensor<4xf32> {parc.role = "optstate", parc.name = "w.master", parc.init_from = "w"},
+                           %c: tensor<4xf32> {parc.role = "optstate", parc.name = "w.copy", parc.init_from = "w.master"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 of 'init_from_type' has a 'parc.init_from' that is not an argument's name}}
+func.func @init_from_type(%a: tensor<4xf32> {parc.role = "param", parc.name = "w", parc.init_from = 1}) {
+  return
+}

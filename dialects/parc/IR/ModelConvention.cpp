@@ -145,8 +145,35 @@ mlir::parc::readModelArguments(func::FuncOp func) {
                       << "' that is not an array<i64: ...> of sizes";
       checkpointShape = llvm::to_vector(shape.asArrayRef());
     }
+    std::optional<std::string> initFrom;
+    if (Attribute attr =
+            func.getArgAttr(index, ParcDialect::kInitFromAttrName)) {
+      auto source = dyn_cast<StringAttr>(attr);
+      if (!source || source.getValue().empty())
+        return diag() << "has a '" << ParcDialect::kInitFromAttrName
+                      << "' that is not an argument's name";
+      initFrom = source.getValue().str();
+    }
     arguments.push_back({index, *parsedRole, name.getValue().str(), type,
-                         dyn_cast_or_null<InitAttr>(init), checkpointShape});
+                         dyn_cast_or_null<InitAttr>(init), checkpointShape,
+                         initFrom});
+  }
+  // A copy starts from an argument that starts on its own, with as many
+  // elements (after partitioning, each rank's part may differ).
+  for (const ModelArgument &argument : arguments) {
+    if (!argument.initFrom)
+      continue;
+    auto source = seen.find(*argument.initFrom);
+    auto diag = [&]() {
+      return emitError(func.getArgument(argument.index).getLoc())
+             << "argument #" << argument.index << " of '" << func.getSymName()
+             << "' starts from '" << *argument.initFrom << "' ("
+             << ParcDialect::kInitFromAttrName << "), ";
+    };
+    if (source == seen.end())
+      return diag() << "which is no argument's name";
+    if (arguments[source->second].initFrom)
+      return diag() << "which starts from another argument itself";
   }
 
   llvm::StringSet<> resultNames;
@@ -161,6 +188,22 @@ mlir::parc::readModelArguments(func::FuncOp func) {
                               << name << "'";
   }
   return arguments;
+}
+
+BlockArgument mlir::parc::getSteppedParameter(func::FuncOp func,
+                                              Value updated) {
+  auto argument = dyn_cast<BlockArgument>(updated);
+  if (!argument || argument.getOwner()->getParentOp() != func)
+    return {};
+  auto source = func.getArgAttrOfType<StringAttr>(
+      argument.getArgNumber(), ParcDialect::kInitFromAttrName);
+  if (!source)
+    return argument;
+  for (BlockArgument other : func.getArguments())
+    if (func.getArgAttrOfType<StringAttr>(other.getArgNumber(),
+                                          ParcDialect::kNameAttrName) == source)
+      return other;
+  return {};
 }
 
 func::FuncOp mlir::parc::findModelFunction(ModuleOp module, StringRef name) {

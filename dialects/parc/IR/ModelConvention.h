@@ -42,6 +42,8 @@ struct ModelArgument {
   /// The shape of the tensor in checkpoint files, when it differs from
   /// `type`'s (same elements, row-major).
   std::optional<SmallVector<int64_t>> checkpointShape;
+  /// The argument whose start this one's start is (`parc.init_from`).
+  std::optional<std::string> initFrom;
 };
 
 /// Tensors larger than this are errors: sizes in bytes and elements must
@@ -59,6 +61,11 @@ LogicalResult checkTensorSizes(func::FuncOp func);
 /// role, a missing or repeated name, a type that is not a static tensor of
 /// f32/bf16/f16/i32/i64, a repeated result name.
 FailureOr<SmallVector<ModelArgument>> readModelArguments(func::FuncOp func);
+
+/// The parameter argument of `func` that an optimizer update of `updated`
+/// steps: `updated` itself, or the argument whose f32 master copy it is
+/// (`parc.init_from`) in mixed precision; null when `updated` is neither.
+BlockArgument getSteppedParameter(func::FuncOp func, Value updated);
 
 /// The model function of `module`: the function named `name` when given,
 /// else @forward, else the only function; null when there is none.

@@ -30,6 +30,10 @@ def Parc_Dialect : Dialect {
     /// The shape of the argument in checkpoint files, when it differs.
     static constexpr ::llvm::StringLiteral kCheckpointShapeAttrName =
         "parc.checkpoint_shape";
+    /// An argument that starts as the named argument starts (its entry in a
+    /// weights file, else its init stream), in its own element type: a
+    /// mixed-precision step's f32 master copy of a bf16 parameter.
+    static constexpr ::llvm::StringLiteral kInitFromAttrName = "parc.init_from";
 
   private:
     void registerAttributes();

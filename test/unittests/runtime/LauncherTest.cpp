@@ -197,6 +197,67 @@ TEST_F(ArgumentLoaderTest, ReadsItsBlockOfTheFullTensor) {
       << error;
 }
 
+/// `mlp` with a copy of `w` that starts from `source`: an f32 master split
+/// over dp where `w` is split over tp.
+std::string withMaster(const std::string &source,
+                       const std::string &globalShape = "[6,4]",
+                       const std::string &localShape = "[3,4]") {
+  return edited("\"checkpoint_shape\":null}],\n  \"results\"",
+                "\"checkpoint_shape\":null},\n"
+                "    {\"name\":\"w.master\",\"role\":\"optstate\",\"dtype\":"
+                "\"F32\",\"global_shape\":" +
+                    globalShape + ",\"local_shape\":" + localShape +
+                    ",\"sharding\":[[\"dp\"],[]],"
+                    "\"offset\":600,\"init\":null,\"checkpoint_shape\":null,"
+                    "\"init_from\":\"" +
+                    source + "\"}],\n  \"results\"");
+}
+
+TEST_F(ArgumentLoaderTest, AMasterCopyStartsAsItsSource) {
+  std::string error;
+  std::optional<Program> withCopy =
+      parseProgram(withMaster("w").c_str(), &error);
+  ASSERT_TRUE(withCopy.has_value()) << error;
+  const ProgramArgument &master = withCopy->arguments[3];
+  // w's uniform(-1, 1) and stream, at the global indices of rows 3-5.
+  std::vector<double> values, full(24);
+  ASSERT_TRUE(argumentValues(master, mesh, nullptr, 7, values, &error))
+      << error;
+  initValues({InitDistribution::Uniform, -1.0, 1.0}, 7, "w", false, 0, 24,
+             full.data());
+  EXPECT_EQ(values, std::vector<double>(full.begin() + 12, full.end()));
+
+  // A weights file without the copy gives the source's entry; one with the
+  // copy (a checkpoint) gives the copy's own.
+  std::string path = testing::TempDir() + "parcrt_launcher_master.safetensors";
+  std::vector<double> w(24), own(24, 5.0);
+  for (int i = 0; i < 24; ++i)
+    w[i] = i;
+  for (bool withOwn : {false, true}) {
+    SafetensorsWriter writer;
+    writer.add("w", DType::F32, {6, 4}, w.data());
+    if (withOwn)
+      writer.add("w.master", DType::F32, {6, 4}, own.data());
+    ASSERT_TRUE(writer.write(path, &error)) << error;
+    TensorFile file{path, SafetensorsReader::open(path, &error)};
+    ASSERT_TRUE(file.reader) << error;
+    ASSERT_TRUE(argumentValues(master, mesh, &file, 0, values, &error))
+        << error;
+    EXPECT_EQ(values, withOwn ? std::vector<double>(12, 5.0)
+                              : std::vector<double>(w.begin() + 12, w.end()));
+  }
+
+  EXPECT_NE(
+      parseError(withMaster("v"))
+          .find("arguments[3].init_from: names no argument that starts on its "
+                "own"),
+      std::string::npos);
+  EXPECT_NE(parseError(withMaster("w", "[4,4]", "[2,4]"))
+                .find("arguments[3].init_from: names an argument of another "
+                      "global shape"),
+            std::string::npos);
+}
+
 // A train step on one rank: the updated param, its moment and the step
 // counter come back under their arguments' names; the loss does not.
 const char *const trainStep = R"({"version":1,"function":"train_step",
