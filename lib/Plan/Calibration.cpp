@@ -464,7 +464,7 @@ llvm::Error Calibrator::fitReferenceSteps(ClusterSpec &cluster) {
     search.fixed.tp = tp;
     search.fixed.microBatch = config.batch / (options.ranks / tp);
     CostModel costs(cluster, "f32");
-    StrategyIlp ilp(*graph, costs, 4);
+    StrategyIlp ilp(*graph, costs);
     std::string error;
     FailureOr<SearchResult> result =
         searchPlans(*graph, costs, ilp, search, error);

@@ -6,6 +6,7 @@
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/Transforms/Autodiff.h"
+#include "parc/Transforms/MixedPrecision.h"
 #include "parc/Transforms/Recompute.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -43,9 +44,11 @@ Segment ModelGraph::getOwnerSegment(int64_t owner) const {
   return {Segment::Layer, layerClasses[owner - 1]};
 }
 
-FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
+FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
+                                        bool mixedPrecision) {
   ModelGraph graph;
   graph.func = func;
+  graph.mixedPrecision = mixedPrecision;
   FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
   if (failed(arguments))
     return failure();
@@ -83,10 +86,20 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
   builder.setInsertionPointToStart(graph.training->getBody());
   auto training = cast<func::FuncOp>(builder.clone(*func));
   Block &body = training.getBody().front();
+  // The copies of the function's ops, before mixed precision adds its casts.
+  SmallVector<Operation *> copiedOps;
+  for (Operation &op : body.without_terminator())
+    copiedOps.push_back(&op);
+  // In bf16, the types are the train step's: the planner prices what
+  // parc-compile builds (bf16 parameters, activations and gradients, the
+  // loss and its logits in f32).
+  if (mixedPrecision &&
+      failed(applyMixedPrecision(training, BFloat16Type::get(func.getContext()),
+                                 /*lowPrecisionParameters=*/true)))
+    return failure();
   SmallVector<Operation *> forwardOps;
-  for (Operation &op : body)
-    if (!isa<func::ReturnOp>(op))
-      forwardOps.push_back(&op);
+  for (Operation &op : body.without_terminator())
+    forwardOps.push_back(&op);
   llvm::DenseSet<Operation *> forward(forwardOps.begin(), forwardOps.end());
   if (failed(appendGradients(training)))
     return emitError(func.getLoc(), "the planner prices training, and the "
@@ -419,7 +432,7 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func) {
 
   // Forward ops of the function as given share their copies' nodes.
   for (auto [original, copy] :
-       llvm::zip(func.getBody().front().without_terminator(), forwardOps))
+       llvm::zip_equal(func.getBody().front().without_terminator(), copiedOps))
     graph.opNodes[&original] = nodeOf(copy);
   return graph;
 }

@@ -46,9 +46,8 @@ constexpr double kMicroseconds = 1e6;
 
 } // namespace
 
-StrategyIlp::StrategyIlp(const ModelGraph &graph, const CostModel &costs,
-                         int64_t bytesPerFloat)
-    : graph(graph), costs(costs), bytesPerFloat(bytesPerFloat),
+StrategyIlp::StrategyIlp(const ModelGraph &graph, const CostModel &costs)
+    : graph(graph), costs(costs),
       meshes(ModuleOp::create(graph.getFunction().getLoc())) {
   meshes->getContext()->getOrLoadDialect<dist::DistDialect>();
 }
@@ -126,19 +125,14 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
   StringAttr tpAxis = StringAttr::get(meshes->getContext(), "tp");
   double batchScale = double(config.microBatch) / graph.getBatch();
 
-  auto scaleOf = [&](Type type, bool batchScaled) {
-    auto shaped = cast<ShapedType>(type);
-    double scale = batchScaled ? batchScale : 1.0;
-    if (isa<FloatType>(shaped.getElementType()))
-      scale *= double(bytesPerFloat) /
-               std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
-    return scale;
+  auto scaleOf = [&](bool batchScaled) {
+    return batchScaled ? batchScale : 1.0;
   };
   auto localBytes = [&](Type type, const TensorSharding &layout,
                         bool batchScaled) {
     auto ranked = cast<RankedTensorType>(type);
     return getTensorBytes(layout.getLocalType(ranked, mesh)) *
-           scaleOf(type, batchScaled);
+           scaleOf(batchScaled);
   };
   GroupPlacement tpGroup{config.tp, 1};
 
@@ -216,7 +210,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
         bytes += unfused.getUnfusedIntermediateElements(
                      costs.pricesAttentionDropout()) *
                  share * (node.operandBatchScaled[0] ? batchScale : 1.0) *
-                 bytesPerFloat;
+                 std::max<int64_t>(1, first.getElementTypeBitWidth() / 8);
       }
       candidate.flops = factor >= 0 ? flops / config.tp : flops;
       candidate.opBytes = bytes;
@@ -224,8 +218,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
                                            isa<UnfusedTrafficOpInterface>(op));
       if (auto local = dyn_cast<LocalPartitionOpInterface>(op))
         for (int64_t buffer : local.getLocalAllReduceBytes(axes, mesh)) {
-          double scaled = buffer * scaleOf(op->getOperand(0).getType(),
-                                           node.operandBatchScaled[0]);
+          double scaled = buffer * scaleOf(node.operandBatchScaled[0]);
           candidate.communicationTime += costs.getCollectiveTime(
               dist::CollectiveKind::AllReduce, scaled, tpGroup);
           candidate.communicationBytes += dist::getRingTrafficBytes(
@@ -257,7 +250,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
       return std::optional<double>();
     double time = 0;
     for (const ReshardStep &step : *steps) {
-      double stepBytes = step.bufferBytes * scaleOf(type, scaled);
+      double stepBytes = step.bufferBytes * scaleOf(scaled);
       bytes += dist::getRingTrafficBytes(step.kind,
                                          static_cast<int64_t>(stepBytes),
                                          step.groupSize);

@@ -390,14 +390,15 @@ int main(int argc, char **argv) {
   func::FuncOp func = findModelFunction(*module, funcName);
   if (!func)
     return fail("no model function in " + inputFile);
-  FailureOr<ModelGraph> graph = ModelGraph::build(func);
+  FailureOr<ModelGraph> graph =
+      ModelGraph::build(func, /*mixedPrecision=*/options.dtype == "bf16");
   if (failed(graph))
     return 1;
 
   auto start = std::chrono::steady_clock::now();
   CostModel costs(*cluster, options.dtype, kernels == "unfused",
                   attentionDropout);
-  StrategyIlp ilp(*graph, costs, options.dtype == "bf16" ? 2 : 4);
+  StrategyIlp ilp(*graph, costs);
   std::string error;
   FailureOr<SearchResult> result =
       searchPlans(*graph, costs, ilp, options, error);

@@ -114,11 +114,16 @@ struct GraphEdge {
 class ModelGraph {
 public:
   /// Analyzes `func`; fails with a diagnostic on a function that is not a
-  /// model (no scalar loss, an op without a sharding rule).
-  static FailureOr<ModelGraph> build(func::FuncOp func);
+  /// model (no scalar loss, an op without a sharding rule). With
+  /// `mixedPrecision`, the training graph is typed as a bf16-mixed train
+  /// step is (MixedPrecision.h), so each tensor's bytes are its own.
+  static FailureOr<ModelGraph> build(func::FuncOp func,
+                                     bool mixedPrecision = false);
 
   /// The forward function as given.
   func::FuncOp getFunction() const { return func; }
+  /// Whether the training graph holds bf16-mixed types (else f32 ones).
+  bool isMixedPrecision() const { return mixedPrecision; }
   ArrayRef<GraphNode> getNodes() const { return nodes; }
   ArrayRef<GraphEdge> getEdges() const { return edges; }
   /// The class of each layer, in model order.
@@ -149,6 +154,7 @@ public:
 
 private:
   func::FuncOp func;
+  bool mixedPrecision = false;
   /// The training graph the nodes point into.
   OwningOpRef<ModuleOp> training;
   std::vector<GraphNode> nodes;

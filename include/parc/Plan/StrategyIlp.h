@@ -102,10 +102,9 @@ struct StrategySolution {
 
 class StrategyIlp {
 public:
-  /// `bytesPerFloat` is the size of a float element at the planned
-  /// precision (f32 4, bf16 2).
-  StrategyIlp(const ModelGraph &graph, const CostModel &costs,
-              int64_t bytesPerFloat);
+  /// Tensors are priced at their types in `graph`'s training graph, which
+  /// has the planned precision's (ModelGraph::build).
+  StrategyIlp(const ModelGraph &graph, const CostModel &costs);
 
   /// Solves (or returns the cached solution for) `config`.
   const StrategySolution &solve(const StrategyConfig &config);
@@ -119,7 +118,6 @@ public:
 private:
   const ModelGraph &graph;
   const CostModel &costs;
-  int64_t bytesPerFloat;
   OwningOpRef<ModuleOp> meshes;
   std::map<std::tuple<int64_t, int64_t, bool>, StrategySolution> cache;
 };
