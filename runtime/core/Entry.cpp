@@ -141,7 +141,8 @@ Activation activationKind(int64_t kind) {
 extern "C" {
 
 // An op that COMPUTES runs its f16/bf16 tensors through f32 copies
-// (core/Widening.h); one that MOVES takes them as they are.
+// (core/Widening.h), a GEMM too unless the backend's GEMM takes them; one
+// that MOVES takes them as they are.
 #define PARCRT_COMPUTE_OP(name, tensors, results, kind, call)                  \
   void parcrt_##name(parcrt_context *ctx, const int64_t *descriptors,          \
                      const int64_t *ints, const double *floats) {              \
@@ -149,8 +150,12 @@ extern "C" {
       int count = static_cast<int>(tensors);                                   \
       std::vector<TensorRef> refs = decodeAll(ctx, descriptors, count);        \
       auto body = [&](TensorRef *t) { ctx->backend->call; };                   \
-      if (std::string_view(#kind) == "MOVES")                                  \
+      std::string_view kindName = #kind;                                       \
+      if (kindName == "MOVES")                                                 \
         body(refs.data());                                                     \
+      else if (kindName == "GEMM")                                             \
+        runGemm(*ctx->backend, ctx->widening, refs.data(), count, results,     \
+                body);                                                         \
       else                                                                     \
         runWidened(*ctx->backend, ctx->widening, refs.data(), count, results,  \
                    body);                                                      \

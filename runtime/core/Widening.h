@@ -40,6 +40,14 @@ inline bool isHalfFloat(parcrt_dtype dtype) {
   return dtype == PARCRT_F16 || dtype == PARCRT_BF16;
 }
 
+/// Whether the `count` refs all have one 16-bit float dtype.
+inline bool shareOneHalfFloat(const TensorRef *refs, int count) {
+  for (int i = 0; i < count; ++i)
+    if (!isHalfFloat(refs[i].dtype) || refs[i].dtype != refs[0].dtype)
+      return false;
+  return count > 0;
+}
+
 /// Runs `body(refs)`; where a ref is f16/bf16, `body` sees an f32 copy in
 /// `scratch` (created on first use), and the last `results` refs are
 /// rounded back after it.
@@ -73,6 +81,18 @@ void runWidened(Backend &backend, std::shared_ptr<WideningScratch> &scratch,
       TensorRef round[] = {refs[i], narrow[i]};
       backend.cast(round);
     }
+}
+
+/// Runs the GEMM call `body(refs)`: as it is where `backend`'s GEMM takes
+/// its 16-bit tensors (accumulating in f32 and rounding the result once, as
+/// the widened call does), else widened.
+template <typename Body>
+void runGemm(Backend &backend, std::shared_ptr<WideningScratch> &scratch,
+             TensorRef *refs, int count, int results, Body &&body) {
+  if (backend.hasHalfFloatGemm() && shareOneHalfFloat(refs, count))
+    body(refs);
+  else
+    runWidened(backend, scratch, refs, count, results, body);
 }
 
 } // namespace parcrt

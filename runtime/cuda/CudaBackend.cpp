@@ -122,6 +122,8 @@ public:
   void fromArena(void *dst, const void *src, size_t bytes) override;
   void synchronize() override;
   Communicator &communicator() override { return *comms; }
+  // cublasGemmEx: bf16/f16 operands, f32 accumulation, one rounding.
+  bool hasHalfFloatGemm() const override { return true; }
 
   // Every compute method (parcrt/BackendOps.def), defined below.
 #define PARCRT_BACKEND_OP(method, parameters, arguments)                       \
@@ -142,6 +144,10 @@ private:
   void requireF32(const char *op, const TensorRef *t, int count) const;
   void matmulContractingBatch(const TensorRef *t, bool transposeLhs,
                               bool transposeRhs);
+  /// One column-major GEMM (or `count` strided ones) of matmul's dtype.
+  struct Gemm;
+  void launchGemm(const Gemm &gemm, const void *a, const void *b, void *c,
+                  bool accumulate);
   /// fatal() unless `t` holds indices (i32 or i64).
   void requireIndices(const char *op, const char *what,
                       const TensorRef &t) const;
@@ -435,10 +441,60 @@ bool linearSuffix(const std::vector<int64_t> &strides,
 }
 } // namespace
 
+/// The cuBLAS type of a matmul tensor's elements: f32, bf16 or f16.
+static cudaDataType_t gemmType(const TensorRef &t) {
+  switch (t.dtype) {
+  case PARCRT_F32:
+    return CUDA_R_32F;
+  case PARCRT_BF16:
+    return CUDA_R_16BF;
+  case PARCRT_F16:
+    return CUDA_R_16F;
+  default:
+    fatal("matmul: dtype %s; the cuda backend multiplies f32, bf16 and f16",
+          dtypeName(t.dtype));
+  }
+}
+
+/// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS
+/// gets the operands swapped. A row-major matrix's leading dimension is its
+/// last size, transposed or not. Strides count elements.
+struct CudaBackend::Gemm {
+  cublasOperation_t opA, opB;
+  int m, n, k, lda, ldb, ldc;
+  cudaDataType_t inputType, resultType;
+  int count = 1;
+  int64_t strideA = 0, strideB = 0, strideC = 0;
+};
+
+void CudaBackend::launchGemm(const Gemm &g, const void *a, const void *b,
+                             void *c, bool accumulate) {
+  const float one = 1.0f, zero = 0.0f;
+  const float *beta = accumulate ? &one : &zero;
+  if (g.count == 1)
+    checkBlas(cublasGemmEx(blas, g.opB, g.opA, g.m, g.n, g.k, &one, b,
+                           g.inputType, g.ldb, a, g.inputType, g.lda, beta, c,
+                           g.resultType, g.ldc, CUBLAS_COMPUTE_32F,
+                           CUBLAS_GEMM_DEFAULT),
+              "cublasGemmEx");
+  else
+    checkBlas(cublasGemmStridedBatchedEx(
+                  blas, g.opB, g.opA, g.m, g.n, g.k, &one, b, g.inputType,
+                  g.ldb, g.strideB, a, g.inputType, g.lda, g.strideA, beta, c,
+                  g.resultType, g.ldc, g.strideC, g.count, CUBLAS_COMPUTE_32F,
+                  CUBLAS_GEMM_DEFAULT),
+              "cublasGemmStridedBatchedEx");
+}
+
+/// The element `index` of `t`'s data.
+static const char *elementAt(const TensorRef &t, int64_t index) {
+  return static_cast<const char *>(t.data) + index * dtypeBytes(t.dtype);
+}
+
 /// contract_batch: every batch's product adds into the one result matrix
 /// (beta = 1 after the first); a transposed lhs with a plain rhs is one
-/// GEMM whose depth runs over batch and rows together. Operands swapped
-/// for cuBLAS's column-major order as in matmul.
+/// GEMM whose depth runs over batch and rows together. A 16-bit result
+/// summed over several GEMMs is summed in f32 scratch and rounded once.
 void CudaBackend::matmulContractingBatch(const TensorRef *t, bool transposeLhs,
                                          bool transposeRhs) {
   const TensorRef &lhs = t[0], &rhs = t[1], &result = t[2];
@@ -457,27 +513,40 @@ void CudaBackend::matmulContractingBatch(const TensorRef *t, bool transposeLhs,
     return;
   }
   bool oneGemm = transposeLhs && !transposeRhs;
-  cublasOperation_t opA = transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opB = transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N;
-  int m = toInt(result.shape[1], "columns"), n = toInt(result.shape[0], "rows"),
-      k = toInt(oneGemm ? batches * depth : depth, "depth");
-  int lda = toInt(lhs.shape[lhs.rank - 1], "lhs leading dimension");
-  int ldb = toInt(rhs.shape[rhs.rank - 1], "rhs leading dimension");
-  const float one = 1.0f, zero = 0.0f;
-  const float *a = static_cast<const float *>(lhs.data);
-  const float *b = static_cast<const float *>(rhs.data);
-  float *c = static_cast<float *>(result.data);
-  for (int64_t batch = 0; batch < (oneGemm ? 1 : batches); ++batch)
-    checkBlas(cublasSgemm(blas, opB, opA, m, n, k, &one, b + batch * rhsMatrix,
-                          ldb, a + batch * lhsMatrix, lda,
-                          batch == 0 ? &zero : &one, c, m),
-              "cublasSgemm");
+  Gemm gemm{transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N,
+            transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N,
+            toInt(result.shape[1], "columns"),
+            toInt(result.shape[0], "rows"),
+            toInt(oneGemm ? batches * depth : depth, "depth"),
+            toInt(lhs.shape[lhs.rank - 1], "lhs leading dimension"),
+            toInt(rhs.shape[rhs.rank - 1], "rhs leading dimension"),
+            toInt(result.shape[1], "columns"),
+            gemmType(lhs),
+            gemmType(result)};
+  if (oneGemm)
+    return launchGemm(gemm, lhs.data, rhs.data, result.data, false);
+  TensorRef sum = result;
+  if (result.dtype != PARCRT_F32) {
+    sum.dtype = PARCRT_F32;
+    sum.data = scratch.get(sum.bytes());
+    gemm.resultType = CUDA_R_32F;
+  }
+  for (int64_t batch = 0; batch < batches; ++batch)
+    launchGemm(gemm, elementAt(lhs, batch * lhsMatrix),
+               elementAt(rhs, batch * rhsMatrix), sum.data, batch > 0);
+  if (sum.data != result.data) {
+    TensorRef round[] = {sum, result};
+    check(launchCast(round, stream), "matmul (rounding the sum)");
+  }
 }
 
 void CudaBackend::matmul(const TensorRef *t, bool transposeLhs,
                          bool transposeRhs, bool contractBatch) {
-  requireF32("matmul", t, 3);
   const TensorRef &lhs = t[0], &rhs = t[1], &result = t[2];
+  if (lhs.dtype != rhs.dtype || lhs.dtype != result.dtype)
+    fatal("matmul: operands and result have dtypes %s, %s and %s; they must "
+          "share one",
+          dtypeName(lhs.dtype), dtypeName(rhs.dtype), dtypeName(result.dtype));
   if (lhs.rank < 2 || rhs.rank < 2 || result.rank < 2)
     fatal("matmul: operands and result must have rank >= 2");
   if (contractBatch)
@@ -511,22 +580,21 @@ void CudaBackend::matmul(const TensorRef *t, bool transposeLhs,
   for (int d = first; d < batchRank; ++d)
     inner *= batch[d];
   int64_t outer = batchCount / inner;
-
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: call
-  // cuBLAS with the operands swapped. A row-major matrix's leading
-  // dimension is its last size, transposed or not.
-  cublasOperation_t opA = transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opB = transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N;
-  int m = toInt(columns, "columns"), n = toInt(rows, "rows"),
-      k = toInt(depth, "depth");
-  int lda = toInt(lhs.shape[lhs.rank - 1], "lhs leading dimension");
-  int ldb = toInt(rhs.shape[rhs.rank - 1], "rhs leading dimension");
-  int count = toInt(inner, "batch count");
-  const float one = 1.0f, zero = 0.0f;
-  const float *a = static_cast<const float *>(lhs.data);
-  const float *b = static_cast<const float *>(rhs.data);
-  float *c = static_cast<float *>(result.data);
   int64_t matrix = rows * columns;
+  Gemm gemm{transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N,
+            transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N,
+            toInt(columns, "columns"),
+            toInt(rows, "rows"),
+            toInt(depth, "depth"),
+            toInt(lhs.shape[lhs.rank - 1], "lhs leading dimension"),
+            toInt(rhs.shape[rhs.rank - 1], "rhs leading dimension"),
+            toInt(columns, "columns"),
+            gemmType(lhs),
+            gemmType(result),
+            toInt(inner, "batch count"),
+            lhsStep,
+            rhsStep,
+            matrix};
   for (int64_t o = 0; o < outer; ++o) {
     int64_t lhsBase = 0, rhsBase = 0, rest = o;
     for (int d = first - 1; d >= 0; --d) {
@@ -535,16 +603,9 @@ void CudaBackend::matmul(const TensorRef *t, bool transposeLhs,
       lhsBase += index * lhsStrides[d];
       rhsBase += index * rhsStrides[d];
     }
-    float *out = c + o * inner * matrix;
-    if (count == 1)
-      checkBlas(cublasSgemm(blas, opB, opA, m, n, k, &one, b + rhsBase, ldb,
-                            a + lhsBase, lda, &zero, out, m),
-                "cublasSgemm");
-    else
-      checkBlas(cublasSgemmStridedBatched(
-                    blas, opB, opA, m, n, k, &one, b + rhsBase, ldb, rhsStep,
-                    a + lhsBase, lda, lhsStep, &zero, out, m, matrix, count),
-                "cublasSgemmStridedBatched");
+    launchGemm(gemm, elementAt(lhs, lhsBase), elementAt(rhs, rhsBase),
+               const_cast<char *>(elementAt(result, o * inner * matrix)),
+               false);
   }
 }
 

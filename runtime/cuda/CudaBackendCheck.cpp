@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/Widening.h"
 #include "parcrt/Backend.h"
 #include "parcrt/Safetensors.h"
 
@@ -340,6 +341,35 @@ void checkCompute(Backend &cuda, Backend &cpu) {
               return m.read(t[2]);
             });
   }
+
+  // 16-bit GEMMs as the entry points run them (core/Widening.h): cuBLAS
+  // takes bf16/f16 operands (f32 accumulation, one rounding), the cpu
+  // widens them. Both round f32 sums of the same products, which differ in
+  // order only: at most one 16-bit unit apart.
+  for (parcrt_dtype half : {PARCRT_BF16, PARCRT_F16})
+    for (const MatmulCase &c : matmulCases) {
+      HostTensor lhs = f32(c.lhs), rhs = f32(c.rhs);
+      compare(
+          std::string("matmul ") + (half == PARCRT_BF16 ? "bf16 " : "f16 ") +
+              c.name,
+          cuda, cpu,
+          [&](Backend &b, Buffers &m) {
+            TensorRef narrowLhs[] = {m.input(lhs), m.output(half, c.lhs)};
+            TensorRef narrowRhs[] = {m.input(rhs), m.output(half, c.rhs)};
+            b.cast(narrowLhs);
+            b.cast(narrowRhs);
+            TensorRef t[] = {narrowLhs[1], narrowRhs[1],
+                             m.output(half, c.result)};
+            std::shared_ptr<WideningScratch> scratch;
+            runGemm(b, scratch, t, 3, 1, [&](TensorRef *refs) {
+              b.matmul(refs, c.transposeLhs, c.transposeRhs, c.contractBatch);
+            });
+            TensorRef wide[] = {t[2], m.output(PARCRT_F32, c.result)};
+            b.cast(wide);
+            return m.read(wide[1]);
+          },
+          half == PARCRT_BF16 ? 8e-3 : 1e-3);
+    }
 
   for (int64_t axis : {0, 1, 2}) {
     HostTensor x = f32({3, 4, 5}, -4.0f, 4.0f);

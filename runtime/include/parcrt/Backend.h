@@ -110,6 +110,10 @@ public:
   /// included.
   virtual void synchronize() = 0;
   virtual Communicator &communicator() = 0;
+  /// Whether matmul takes tensors of one 16-bit dtype as they are,
+  /// accumulating in f32 and rounding its result once (Ops.def's GEMM
+  /// kind); otherwise they reach it as f32 copies.
+  virtual bool hasHalfFloatGemm() const { return false; }
 
   enum class Unary {
     Neg,
