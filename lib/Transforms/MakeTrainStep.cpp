@@ -253,8 +253,10 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
       gradient = MulOp::create(b, loc, gradient, clipScale);
     Value parameter = func.getArgument(param.index);
     Value value = parameter;
+    // (C++17 lambdas cannot capture structured bindings.)
+    std::string masterName = param.name + ".master";
     if (mixed) {
-      value = addState(func, param.name + ".master", param.type,
+      value = addState(func, masterName, param.type,
                        b.getNamedAttr(ParcDialect::kInitFromAttrName,
                                       b.getStringAttr(param.name)));
     }
@@ -262,7 +264,7 @@ LogicalResult MakeTrainStepPass::build(func::FuncOp func) {
     auto nextParameter = [&](Value updated) {
       if (!mixed)
         return updated;
-      stateUpdates.push_back({updated, param.name + ".master"});
+      stateUpdates.push_back({updated, masterName});
       return Value(CastOp::create(b, loc, parameter.getType(), updated));
     };
     if (optimizer == "adamw") {
