@@ -11,6 +11,8 @@
 
 #include "parc/Import/OnnxImporter.h"
 
+#include "Importer.h"
+
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Support/InputFile.h"
@@ -35,6 +37,7 @@
 
 using namespace mlir;
 using namespace mlir::parc;
+using namespace mlir::parc::onnx_import;
 
 static constexpr int64_t kMinOpset = 13, kMaxOpset = 17;
 
@@ -80,131 +83,6 @@ FailureOr<OnnxInputShape> mlir::parc::parseOnnxInputShape(StringRef spec,
   }
   return result;
 }
-
-namespace {
-
-/// A tensor whose values are known at import time.
-struct KnownTensor {
-  RankedTensorType type;
-  std::vector<double> values;
-};
-
-/// Signals a reported error; the diagnostic has been emitted.
-struct Reported {};
-
-class Importer {
-public:
-  Importer(StringRef path, MLIRContext *context,
-           ArrayRef<OnnxInputShape> inputShapes,
-           SmallVectorImpl<OnnxWeight> *weights)
-      : path(path), context(context), builder(context),
-        inputShapes(inputShapes), weights(weights),
-        fileLoc(FileLineColLoc::get(context, path, 0, 0)) {}
-
-  FailureOr<OwningOpRef<ModuleOp>> run();
-
-private:
-  // Model loading.
-  LogicalResult load();
-  // Types and constants.
-  FailureOr<Type> elementType(int32_t onnxType, const Twine &what);
-  FailureOr<KnownTensor> readTensor(const onnx::TensorProto &tensor,
-                                    const Twine &what);
-  DenseElementsAttr denseAttr(const KnownTensor &known);
-  Value constant(const KnownTensor &known);
-  Value scalarConstant(Type element, double value);
-
-  // The graph.
-  LogicalResult buildFunction();
-  LogicalResult importNode(const onnx::NodeProto &node);
-
-  // Node helpers.
-  InFlightDiagnostic nodeError(const onnx::NodeProto &node);
-  LogicalResult unsupported(const onnx::NodeProto &node, const Twine &why);
-  /// Fails, naming the node, when its op is not one parc converts.
-  LogicalResult checkOpSupported(const onnx::NodeProto &node);
-  FailureOr<Value> operand(const onnx::NodeProto &node, int index);
-  bool hasOperand(const onnx::NodeProto &node, int index) {
-    return index < node.input_size() && !node.input(index).empty();
-  }
-  FailureOr<KnownTensor> knownOperand(const onnx::NodeProto &node, int index,
-                                      StringRef role);
-  FailureOr<SmallVector<int64_t>> knownInts(const onnx::NodeProto &node,
-                                            int index, StringRef role);
-  const onnx::AttributeProto *attribute(const onnx::NodeProto &node,
-                                        StringRef name);
-  int64_t intAttr(const onnx::NodeProto &node, StringRef name,
-                  int64_t fallback);
-  float floatAttr(const onnx::NodeProto &node, StringRef name, float fallback);
-  std::optional<SmallVector<int64_t>> intsAttr(const onnx::NodeProto &node,
-                                               StringRef name);
-  FailureOr<int64_t> normalizeAxis(const onnx::NodeProto &node, int64_t axis,
-                                   int64_t rank);
-  LogicalResult requireFloat(const onnx::NodeProto &node, Value value,
-                             StringRef role);
-  void define(const onnx::NodeProto &node, int index, Value value) {
-    values[node.output(index)] = value;
-  }
-  /// Defines output `index` of `node` unless building it failed.
-  LogicalResult define(const onnx::NodeProto &node, int index,
-                       FailureOr<Value> value) {
-    if (failed(value))
-      return failure();
-    define(node, index, *value);
-    return success();
-  }
-  /// Creates a one-result `OpT` whose type it infers from `args`. Operands
-  /// that do not fit together (the file is a user's) are the op's own
-  /// located error and a failure here; ODS's inferring builders would end
-  /// the process instead.
-  template <typename OpT, typename... Args>
-  FailureOr<Value> create(Location loc, Args &&...args) {
-    OperationState state(loc, OpT::getOperationName());
-    // Built with a placeholder result type, which inference then replaces.
-    OpT::build(builder, state, builder.getNoneType(),
-               std::forward<Args>(args)...);
-    state.types.clear();
-    SmallVector<Type, 1> types;
-    MLIRContext *context = builder.getContext();
-    if (failed(OpT::inferReturnTypes(
-            context, loc, state.operands, state.attributes.getDictionary(context),
-            state.getRawProperties(), state.regions, types)))
-      return failure();
-    state.addTypes(types);
-    return builder.create(state)->getResult(0);
-  }
-  Value reshape(Value value, ArrayRef<int64_t> shape);
-  Location nodeLoc(const onnx::NodeProto &node);
-
-  LogicalResult importGemm(const onnx::NodeProto &node);
-  LogicalResult importMatMul(const onnx::NodeProto &node);
-  LogicalResult importReshape(const onnx::NodeProto &node);
-  LogicalResult importGather(const onnx::NodeProto &node);
-  LogicalResult importReduce(const onnx::NodeProto &node);
-  LogicalResult importSplit(const onnx::NodeProto &node);
-  LogicalResult importSlice(const onnx::NodeProto &node);
-  LogicalResult importFlatten(const onnx::NodeProto &node);
-  LogicalResult importExpand(const onnx::NodeProto &node);
-  LogicalResult importSqueeze(const onnx::NodeProto &node, bool unsqueeze);
-  LogicalResult importCast(const onnx::NodeProto &node);
-  LogicalResult importConstant(const onnx::NodeProto &node);
-  LogicalResult importLayerNorm(const onnx::NodeProto &node);
-  LogicalResult importTrilu(const onnx::NodeProto &node);
-
-  StringRef path;
-  MLIRContext *context;
-  OpBuilder builder;
-  ArrayRef<OnnxInputShape> inputShapes;
-  SmallVectorImpl<OnnxWeight> *weights;
-  Location fileLoc;
-  onnx::ModelProto model;
-  int64_t opset = 0;
-  OwningOpRef<ModuleOp> module;
-  llvm::StringMap<Value> values;
-  llvm::StringMap<KnownTensor> known;
-};
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Loading
@@ -332,10 +210,13 @@ FailureOr<KnownTensor> Importer::readTensor(const onnx::TensorProto &tensor,
     for (int64_t i = 0; i < count; ++i) {
       T value;
       std::memcpy(&value, raw.data() + i * sizeof(T), sizeof(T));
-      result.values.push_back(convert(value));
+      convert(value);
     }
   };
-  auto identity = [](auto v) { return static_cast<double>(v); };
+  auto toFloat = [&](auto v) { result.values.push_back(v); };
+  auto toInteger = [&](auto v) {
+    result.integers.push_back(static_cast<int64_t>(v));
+  };
   size_t width = 0;
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
@@ -359,21 +240,22 @@ FailureOr<KnownTensor> Importer::readTensor(const onnx::TensorProto &tensor,
                                 << " bytes, expected " << count * width;
     switch (tensor.data_type()) {
     case onnx::TensorProto::FLOAT:
-      readRaw(float(), identity);
+      readRaw(float(), toFloat);
       break;
     case onnx::TensorProto::INT32:
-      readRaw(int32_t(), identity);
+      readRaw(int32_t(), toInteger);
       break;
     case onnx::TensorProto::INT64:
-      readRaw(int64_t(), identity);
+      readRaw(int64_t(), toInteger);
       break;
     case onnx::TensorProto::BOOL:
-      readRaw(uint8_t(), [](uint8_t v) { return v ? 1.0 : 0.0; });
+      readRaw(uint8_t(), [&](uint8_t v) { toInteger(v ? 1 : 0); });
       break;
     case onnx::TensorProto::FLOAT16:
     case onnx::TensorProto::BFLOAT16: {
       bool bfloat = tensor.data_type() == onnx::TensorProto::BFLOAT16;
-      readRaw(uint16_t(), [&](uint16_t v) { return halfToDouble(v, bfloat); });
+      readRaw(uint16_t(),
+              [&](uint16_t v) { toFloat(halfToDouble(v, bfloat)); });
       break;
     }
     }
@@ -382,25 +264,28 @@ FailureOr<KnownTensor> Importer::readTensor(const onnx::TensorProto &tensor,
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
     for (float v : tensor.float_data())
-      result.values.push_back(v);
+      toFloat(v);
     break;
   case onnx::TensorProto::INT64:
     for (int64_t v : tensor.int64_data())
-      result.values.push_back(static_cast<double>(v));
+      toInteger(v);
     break;
   case onnx::TensorProto::INT32:
+    for (int32_t v : tensor.int32_data())
+      toInteger(v);
+    break;
   case onnx::TensorProto::BOOL:
     for (int32_t v : tensor.int32_data())
-      result.values.push_back(v);
+      toInteger(v ? 1 : 0);
     break;
   default: {
     bool bfloat = tensor.data_type() == onnx::TensorProto::BFLOAT16;
     for (int32_t v : tensor.int32_data())
-      result.values.push_back(halfToDouble(static_cast<uint16_t>(v), bfloat));
+      toFloat(halfToDouble(static_cast<uint16_t>(v), bfloat));
   }
   }
-  if (static_cast<int64_t>(result.values.size()) != count)
-    return emitError(fileLoc) << what << " holds " << result.values.size()
+  if (result.size() != count)
+    return emitError(fileLoc) << what << " holds " << result.size()
                               << " values, expected " << count;
   return result;
 }
@@ -420,8 +305,9 @@ DenseElementsAttr Importer::denseAttr(const KnownTensor &tensor) {
   }
   unsigned width = element.getIntOrFloatBitWidth();
   SmallVector<APInt> values;
-  for (double v : tensor.values)
-    values.push_back(APInt(width, static_cast<int64_t>(v), /*isSigned=*/true));
+  for (int64_t v : tensor.integers)
+    values.push_back(
+        APInt(width, v, /*isSigned=*/true, /*implicitTrunc=*/true));
   return DenseElementsAttr::get(tensor.type, values);
 }
 
@@ -430,7 +316,11 @@ Value Importer::constant(const KnownTensor &tensor) {
 }
 
 Value Importer::scalarConstant(Type element, double value) {
-  KnownTensor tensor{RankedTensorType::get({}, element), {value}};
+  KnownTensor tensor{RankedTensorType::get({}, element), {}, {}};
+  if (tensor.isInteger())
+    tensor.integers.push_back(static_cast<int64_t>(value));
+  else
+    tensor.values.push_back(value);
   return constant(tensor);
 }
 
@@ -485,16 +375,11 @@ Importer::knownInts(const onnx::NodeProto &node, int index, StringRef role) {
   FailureOr<KnownTensor> tensor = knownOperand(node, index, role);
   if (failed(tensor))
     return failure();
-  // Values pass through double: INT64_MAX (how torch exports `x[k:]`'s
-  // end) reads as 2^63, which does not fit int64; saturate (every use
-  // clamps them to a dimension anyway).
-  constexpr double kLimit = 9223372036854775808.0; // 2^63
-  SmallVector<int64_t> result;
-  for (double v : tensor->values)
-    result.push_back(v >= kLimit    ? std::numeric_limits<int64_t>::max()
-                     : v <= -kLimit ? std::numeric_limits<int64_t>::min()
-                                    : static_cast<int64_t>(v));
-  return result;
+  if (!tensor->isInteger())
+    return nodeError(node) << "input '" << node.input(index) << "' (" << role
+                           << ") must hold integers, not "
+                           << tensor->type.getElementType();
+  return SmallVector<int64_t>(tensor->integers.begin(), tensor->integers.end());
 }
 
 const onnx::AttributeProto *Importer::attribute(const onnx::NodeProto &node,
@@ -685,8 +570,9 @@ LogicalResult Importer::importGather(const onnx::NodeProto &node) {
                   "gathered along axis 0 (an embedding lookup)");
   int64_t size = type.getDimSize(*axis);
   SmallVector<Value> pieces;
-  for (double raw : indices->second.values) {
-    int64_t index = static_cast<int64_t>(raw);
+  if (!indices->second.isInteger())
+    return nodeError(node) << "indices must be integers";
+  for (int64_t index : indices->second.integers) {
     if (index < -size || index >= size)
       return nodeError(node) << "index " << index << " is out of range";
     if (index < 0)
@@ -1000,19 +886,17 @@ LogicalResult Importer::importConstant(const onnx::NodeProto &node) {
       return failure();
     tensor = *read;
   } else if (attr->name() == "value_float") {
-    tensor = {RankedTensorType::get({}, builder.getF32Type()), {attr->f()}};
+    tensor = {RankedTensorType::get({}, builder.getF32Type()), {attr->f()}, {}};
   } else if (attr->name() == "value_floats") {
     tensor.type = RankedTensorType::get({attr->floats_size()},
                                         builder.getF32Type());
     tensor.values.assign(attr->floats().begin(), attr->floats().end());
   } else if (attr->name() == "value_int") {
-    tensor = {RankedTensorType::get({}, builder.getI64Type()),
-              {static_cast<double>(attr->i())}};
+    tensor = {RankedTensorType::get({}, builder.getI64Type()), {}, {attr->i()}};
   } else if (attr->name() == "value_ints") {
     tensor.type = RankedTensorType::get({attr->ints_size()},
                                         builder.getI64Type());
-    for (int64_t v : attr->ints())
-      tensor.values.push_back(static_cast<double>(v));
+    tensor.integers.assign(attr->ints().begin(), attr->ints().end());
   } else {
     return unsupported(node, "a Constant given as '" + attr->name() + "'");
   }
@@ -1073,11 +957,11 @@ LogicalResult Importer::importTrilu(const onnx::NodeProto &node) {
     return nodeError(node) << "input has rank < 2";
   int64_t rows = type.getDimSize(type.getRank() - 2),
           cols = type.getShape().back();
-  KnownTensor mask{RankedTensorType::get({rows, cols}, builder.getI32Type()),
-                   {}};
+  KnownTensor mask{
+      RankedTensorType::get({rows, cols}, builder.getI32Type()), {}, {}};
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
-      mask.values.push_back(upper ? (j - i >= k) : (j - i <= k));
+      mask.integers.push_back(upper ? (j - i >= k) : (j - i <= k));
   Value zero = scalarConstant(type.getElementType(), 0.0);
   define(node, 0,
          SelectOp::create(builder, nodeLoc(node), constant(mask), *data, zero));
@@ -1091,16 +975,42 @@ LogicalResult Importer::checkOpSupported(const onnx::NodeProto &node) {
                            << op << "' (domain '" << node.domain()
                            << "'); supported ops (default domain): "
                            << llvm::join(getSupportedOnnxOps(), ", ");
-  if (!llvm::is_contained(getSupportedOnnxOps(), op))
-    return nodeError(node) << "unsupported op '" << op
-                           << "'; supported ops: "
-                           << llvm::join(getSupportedOnnxOps(), ", ");
+  if (!llvm::is_contained(getSupportedOnnxOps(), op) &&
+      !llvm::is_contained(getFoldedOps(), op))
+    return nodeError(node) << "unsupported op '" << op << "'; supported ops: "
+                           << llvm::join(getSupportedOnnxOps(), ", ")
+                           << "; evaluated at import when their inputs are "
+                              "known: "
+                           << llvm::join(getFoldedOps(), ", ");
+  return success();
+}
+
+LogicalResult Importer::checkConverted(const onnx::NodeProto &node) {
+  StringRef op = node.op_type();
+  if (!llvm::is_contained(getSupportedOnnxOps(), op)) {
+    auto computed = llvm::find_if(node.input(), [&](const std::string &name) {
+      return !name.empty() && (!known.count(name) || parameters.contains(name));
+    });
+    return nodeError(node)
+           << "unsupported: '" << op
+           << "' imports only when it is evaluated at import time, from "
+              "inputs known then (constants and shapes)"
+           << (computed != node.input().end()
+                   ? "; input '" + *computed +
+                         "' (computed by the graph) must be a constant"
+                   : std::string(" and small enough to fold"));
+  }
   return success();
 }
 
 LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   StringRef op = node.op_type();
-  if (failed(checkOpSupported(node)))
+  FailureOr<bool> folded = foldNode(node);
+  if (failed(folded))
+    return failure();
+  if (*folded)
+    return success();
+  if (failed(checkOpSupported(node)) || failed(checkConverted(node)))
     return failure();
   Location loc = nodeLoc(node);
   builder.setInsertionPointToEnd(builder.getInsertionBlock());
@@ -1312,6 +1222,7 @@ LogicalResult Importer::buildFunction() {
       return failure();
     if (isa<FloatType>(read->type.getElementType())) {
       addArgument(tensor.name(), read->type, "param");
+      parameters.insert(tensor.name());
       if (weights)
         weights->push_back({tensor.name(), read->type, read->values});
     }

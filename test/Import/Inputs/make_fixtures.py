@@ -174,3 +174,75 @@ safetensors_file.write(
     os.path.join(out, "log-sum-exp.outputs.safetensors"),
     {"last": log_sum_exp(x64, (2,), True).astype(np.float32),
      "outer": log_sum_exp(x64, (0, 2), False).astype(np.float32)})
+
+# Shape arithmetic as exporters leave it, all evaluated at import
+# (lib/Import/OnnxFolding.cpp): a reshape to [batch, seq, 2, 4] built from
+# Shape, Gather, Unsqueeze and Concat; a causal mask from Range, Less,
+# ConstantOfShape and Where; x[..., 1:] with INT64_MAX as Slice's end; an
+# int64 beyond 2^53 that must stay exact. No float initializers: float
+# initializers are parameters, which folding leaves alone.
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, np.int64), name)
+
+
+def constant(name, array):
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(array, name))
+
+
+exact = 2**53 + 1
+shapes = model_of(
+    [helper.make_node("Shape", ["x"], ["shape"]),
+     helper.make_node("Gather", ["shape", "zero"], ["batch"], axis=0),
+     helper.make_node("Gather", ["shape", "one"], ["seq"], axis=0),
+     helper.make_node("Unsqueeze", ["batch", "axis0"], ["batch1"]),
+     helper.make_node("Unsqueeze", ["seq", "axis0"], ["seq1"]),
+     helper.make_node("Concat", ["batch1", "seq1", "heads", "head_dim"],
+                      ["split_shape"], axis=0),
+     helper.make_node("Reshape", ["x", "split_shape"], ["heads_out"]),
+     helper.make_node("Range", ["zero", "seq", "one"], ["positions"]),
+     helper.make_node("Unsqueeze", ["positions", "axis1"], ["rows"]),
+     helper.make_node("Unsqueeze", ["positions", "axis0"], ["columns"]),
+     helper.make_node("Less", ["rows", "columns"], ["future"]),
+     helper.make_node("Concat", ["seq1", "seq1"], ["square"], axis=0),
+     helper.make_node("ConstantOfShape", ["square"], ["zeros"],
+                      value=numpy_helper.from_array(
+                          np.array([0], np.float32))),
+     constant("minus_inf", np.array(-np.inf, np.float32)),
+     helper.make_node("Where", ["future", "minus_inf", "zeros"], ["mask"]),
+     helper.make_node("Slice", ["x", "one1", "end", "axis2"], ["tail"]),
+     helper.make_node("ConstantOfShape", ["one1"], ["big"],
+                      value=numpy_helper.from_array(
+                          np.array([exact], np.int64))),
+     helper.make_node("Add", ["big", "one1"], ["bigger"])],
+    [f32("x", [2, 6, 8])],
+    [f32("heads_out", [2, 6, 2, 4]), f32("mask", [6, 6]), f32("tail", [2, 6, 7]),
+     helper.make_tensor_value_info("bigger", TensorProto.INT64, [1])],
+    [i64("zero", 0), i64("one", 1), i64("one1", [1]), i64("axis0", [0]),
+     i64("axis1", [1]), i64("axis2", [2]), i64("heads", [2]),
+     i64("head_dim", [4]), i64("end", [np.iinfo(np.int64).max])])
+save(shapes, "shape-arithmetic.onnx")
+x = rng.normal(0, 1, (2, 6, 8)).astype(np.float32)
+positions = np.arange(6)
+safetensors_file.write(os.path.join(out, "shape-arithmetic.inputs.safetensors"),
+                       {"x": x})
+safetensors_file.write(
+    os.path.join(out, "shape-arithmetic.outputs.safetensors"),
+    {"heads_out": x.reshape(2, 6, 2, 4),
+     "mask": np.where(positions[:, None] < positions[None, :], -np.inf,
+                      0).astype(np.float32),
+     "tail": x[..., 1:], "bigger": np.array([exact + 1], np.int64)})
+
+# Shape arithmetic that cannot be evaluated: an index past the shape, an
+# integer division by zero, and a comparison of computed values.
+for name, node, extra, result in [
+        ("fold-index.onnx", helper.make_node("Gather", ["shape", "five"], ["y"]),
+         [i64("five", 5)], (TensorProto.INT64, [])),
+        ("fold-divide.onnx", helper.make_node("Div", ["shape", "nought"], ["y"]),
+         [i64("nought", [0, 0, 0])], (TensorProto.INT64, [3])),
+        ("fold-computed.onnx",
+         helper.make_node("Equal", ["x", "x"], ["y"]), [],
+         (TensorProto.BOOL, [2, 6, 8]))]:
+    save(model_of([helper.make_node("Shape", ["x"], ["shape"]), node],
+                  [f32("x", [2, 6, 8])],
+                  [helper.make_tensor_value_info("y", *result)], extra), name)

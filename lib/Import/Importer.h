@@ -1,0 +1,155 @@
+//===- Importer.h - the ONNX importer's state and helpers -------*- C++ -*-===//
+//
+// One Importer per model: lib/Import/OnnxImporter.cpp converts the nodes to
+// parc ops, lib/Import/OnnxFolding.cpp evaluates the nodes whose results
+// are known at import time (shape arithmetic) instead.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_LIB_IMPORT_IMPORTER_H
+#define PARC_LIB_IMPORT_IMPORTER_H
+
+#include "KnownTensor.h"
+
+#include "parc/Import/OnnxImporter.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include "onnx/onnx_pb.h"
+
+namespace mlir::parc::onnx_import {
+
+/// Signals a reported error; the diagnostic has been emitted.
+struct Reported {};
+
+class Importer {
+public:
+  Importer(StringRef path, MLIRContext *context,
+           ArrayRef<OnnxInputShape> inputShapes,
+           SmallVectorImpl<OnnxWeight> *weights)
+      : path(path), context(context), builder(context),
+        inputShapes(inputShapes), weights(weights),
+        fileLoc(FileLineColLoc::get(context, path, 0, 0)) {}
+
+  FailureOr<OwningOpRef<ModuleOp>> run();
+
+private:
+  // Model loading.
+  LogicalResult load();
+  // Types and constants.
+  FailureOr<Type> elementType(int32_t onnxType, const Twine &what);
+  FailureOr<KnownTensor> readTensor(const onnx::TensorProto &tensor,
+                                    const Twine &what);
+  DenseElementsAttr denseAttr(const KnownTensor &known);
+  Value constant(const KnownTensor &known);
+  Value scalarConstant(Type element, double value);
+
+  // The graph.
+  LogicalResult buildFunction();
+  LogicalResult importNode(const onnx::NodeProto &node);
+  /// Evaluates `node` into known tensors when its outputs follow from known
+  /// inputs (OnnxFolding.cpp): true when it did, false when the node is to
+  /// be converted, a failure with a diagnostic when the node is invalid.
+  FailureOr<bool> foldNode(const onnx::NodeProto &node);
+  /// The ops foldNode evaluates.
+  static ArrayRef<StringRef> getFoldedOps();
+
+  // Node helpers.
+  InFlightDiagnostic nodeError(const onnx::NodeProto &node);
+  LogicalResult unsupported(const onnx::NodeProto &node, const Twine &why);
+  /// Fails, naming the node, when its op is not one parc converts or folds.
+  LogicalResult checkOpSupported(const onnx::NodeProto &node);
+  /// Fails, naming the node, when its op is one parc only folds (and
+  /// foldNode did not).
+  LogicalResult checkConverted(const onnx::NodeProto &node);
+  FailureOr<Value> operand(const onnx::NodeProto &node, int index);
+  bool hasOperand(const onnx::NodeProto &node, int index) {
+    return index < node.input_size() && !node.input(index).empty();
+  }
+  FailureOr<KnownTensor> knownOperand(const onnx::NodeProto &node, int index,
+                                      StringRef role);
+  FailureOr<SmallVector<int64_t>> knownInts(const onnx::NodeProto &node,
+                                            int index, StringRef role);
+  const onnx::AttributeProto *attribute(const onnx::NodeProto &node,
+                                        StringRef name);
+  int64_t intAttr(const onnx::NodeProto &node, StringRef name,
+                  int64_t fallback);
+  float floatAttr(const onnx::NodeProto &node, StringRef name, float fallback);
+  std::optional<SmallVector<int64_t>> intsAttr(const onnx::NodeProto &node,
+                                               StringRef name);
+  FailureOr<int64_t> normalizeAxis(const onnx::NodeProto &node, int64_t axis,
+                                   int64_t rank);
+  LogicalResult requireFloat(const onnx::NodeProto &node, Value value,
+                             StringRef role);
+  void define(const onnx::NodeProto &node, int index, Value value) {
+    values[node.output(index)] = value;
+  }
+  /// Defines output `index` of `node` unless building it failed.
+  LogicalResult define(const onnx::NodeProto &node, int index,
+                       FailureOr<Value> value) {
+    if (failed(value))
+      return failure();
+    define(node, index, *value);
+    return success();
+  }
+  /// Creates a one-result `OpT` whose type it infers from `args`. Operands
+  /// that do not fit together (the file is a user's) are the op's own
+  /// located error and a failure here; ODS's inferring builders would end
+  /// the process instead.
+  template <typename OpT, typename... Args>
+  FailureOr<Value> create(Location loc, Args &&...args) {
+    OperationState state(loc, OpT::getOperationName());
+    // Built with a placeholder result type, which inference then replaces.
+    OpT::build(builder, state, builder.getNoneType(),
+               std::forward<Args>(args)...);
+    state.types.clear();
+    SmallVector<Type, 1> types;
+    MLIRContext *context = builder.getContext();
+    if (failed(OpT::inferReturnTypes(context, loc, state.operands,
+                                     state.attributes.getDictionary(context),
+                                     state.getRawProperties(), state.regions,
+                                     types)))
+      return failure();
+    state.addTypes(types);
+    return builder.create(state)->getResult(0);
+  }
+  Value reshape(Value value, ArrayRef<int64_t> shape);
+  Location nodeLoc(const onnx::NodeProto &node);
+
+  LogicalResult importGemm(const onnx::NodeProto &node);
+  LogicalResult importMatMul(const onnx::NodeProto &node);
+  LogicalResult importReshape(const onnx::NodeProto &node);
+  LogicalResult importGather(const onnx::NodeProto &node);
+  LogicalResult importReduce(const onnx::NodeProto &node);
+  LogicalResult importSplit(const onnx::NodeProto &node);
+  LogicalResult importSlice(const onnx::NodeProto &node);
+  LogicalResult importFlatten(const onnx::NodeProto &node);
+  LogicalResult importExpand(const onnx::NodeProto &node);
+  LogicalResult importSqueeze(const onnx::NodeProto &node, bool unsqueeze);
+  LogicalResult importCast(const onnx::NodeProto &node);
+  LogicalResult importConstant(const onnx::NodeProto &node);
+  LogicalResult importLayerNorm(const onnx::NodeProto &node);
+  LogicalResult importTrilu(const onnx::NodeProto &node);
+
+  StringRef path;
+  MLIRContext *context;
+  OpBuilder builder;
+  ArrayRef<OnnxInputShape> inputShapes;
+  SmallVectorImpl<OnnxWeight> *weights;
+  Location fileLoc;
+  onnx::ModelProto model;
+  int64_t opset = 0;
+  OwningOpRef<ModuleOp> module;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<KnownTensor> known;
+  /// The float initializers: known, but arguments, never folded.
+  llvm::StringSet<> parameters;
+};
+
+} // namespace mlir::parc::onnx_import
+
+#endif // PARC_LIB_IMPORT_IMPORTER_H
