@@ -40,10 +40,15 @@ public:
 private:
   // Model loading.
   LogicalResult load();
+  /// parc's own checks of a model newer than libonnx's checker knows.
+  LogicalResult checkGraph();
   // Types and constants.
   FailureOr<Type> elementType(int32_t onnxType, const Twine &what);
   FailureOr<KnownTensor> readTensor(const onnx::TensorProto &tensor,
                                     const Twine &what);
+  /// The bytes of a tensor stored as external data, as raw_data holds them.
+  FailureOr<std::string> readExternalData(const onnx::TensorProto &tensor,
+                                          const Twine &what);
   DenseElementsAttr denseAttr(const KnownTensor &known);
   Value constant(const KnownTensor &known);
   Value scalarConstant(Type element, double value);

@@ -13,6 +13,7 @@
 
 #include "Importer.h"
 
+#include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Support/InputFile.h"
@@ -25,10 +26,12 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
 
 #include <cmath>
 #include <cstring>
@@ -39,13 +42,17 @@ using namespace mlir;
 using namespace mlir::parc;
 using namespace mlir::parc::onnx_import;
 
-static constexpr int64_t kMinOpset = 13, kMaxOpset = 17;
+static constexpr int64_t kMinOpset = 13, kMaxOpset = 21;
+// What Debian's libonnx 1.12 checks; parc checks newer models itself.
+static constexpr int64_t kLibonnxOpset = 17, kLibonnxIrVersion = 8;
+static constexpr int64_t kMaxIrVersion = 10;
 
 // clang-format off
 static const StringRef kSupportedOps[] = {
     "Add",        "Cast",            "Concat",     "Constant",
     "Div",        "Erf",             "Exp",        "Expand",
-    "Flatten",    "Gather",          "Gemm",       "Identity",
+    "Flatten",    "Gather",          "Gelu",       "Gemm",
+    "Identity",
     "LayerNormalization",            "Log",        "LogSoftmax",
     "MatMul",     "Mul",             "Neg",        "Pow",
     "Reciprocal", "ReduceLogSumExp", "ReduceMax",  "ReduceMean",
@@ -105,23 +112,65 @@ LogicalResult Importer::load() {
     return emitError(fileLoc) << "'" << path
                               << "' is not an ONNX model (no graph or IR "
                                  "version)";
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception &error) {
-    return emitError(fileLoc) << "the ONNX checker rejects '" << path
-                              << "': " << error.what();
-  } catch (...) {
-    return emitError(fileLoc) << "the ONNX checker rejects '" << path << "'";
-  }
   for (const onnx::OperatorSetIdProto &import : model.opset_import())
     if (import.domain().empty() || import.domain() == "ai.onnx")
       opset = import.version();
+  // libonnx 1.12 knows IR versions up to 8 and opsets up to 17: newer
+  // models (the dynamo exporter writes IR 10, opset 18) are checked by
+  // parc's own rules instead of its checker and shape inference.
+  bool newerThanLibonnx =
+      model.ir_version() > kLibonnxIrVersion || opset > kLibonnxOpset;
+  if (newerThanLibonnx) {
+    if (model.ir_version() > kMaxIrVersion)
+      return emitError(fileLoc)
+             << "'" << path << "' has IR version " << model.ir_version()
+             << "; parc-translate reads IR versions up to " << kMaxIrVersion;
+    if (failed(checkGraph()))
+      return failure();
+  } else {
+    // The checker finds external data next to the model only when it
+    // reads the model from its path.
+    bool external = llvm::any_of(
+        model.graph().initializer(), [](const onnx::TensorProto &tensor) {
+          return tensor.data_location() == onnx::TensorProto::EXTERNAL;
+        });
+    try {
+      if (external)
+        onnx::checker::check_model(path.str());
+      else
+        onnx::checker::check_model(model);
+    } catch (const std::exception &error) {
+      return emitError(fileLoc)
+             << "the ONNX checker rejects '" << path << "': " << error.what();
+    } catch (...) {
+      return emitError(fileLoc) << "the ONNX checker rejects '" << path << "'";
+    }
+  }
+  // Older opsets are upgraded to the oldest parc reads, by libonnx's own
+  // version converter.
+  if (opset >= 1 && opset < kMinOpset) {
+    try {
+      model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
+    } catch (const std::exception &error) {
+      return emitError(fileLoc)
+             << "'" << path << "' uses opset " << opset
+             << " of the default ONNX domain, which libonnx's version "
+                "converter cannot upgrade to "
+             << kMinOpset << ": " << error.what();
+    } catch (...) {
+      return emitError(fileLoc)
+             << "'" << path << "' uses opset " << opset
+             << ", which libonnx's version converter cannot upgrade to "
+             << kMinOpset;
+    }
+    opset = kMinOpset;
+  }
   if (opset < kMinOpset || opset > kMaxOpset)
     return emitError(fileLoc)
            << "'" << path << "' uses opset " << opset
            << " of the default ONNX domain; parc-translate supports opsets "
            << kMinOpset << " to " << kMaxOpset
-           << " (convert it with onnx.version_converter)";
+           << " (older ones are upgraded on import)";
   // Ops parc does not convert are refused before libonnx's shape inference
   // runs on them: that of libonnx 1.12 reads out of bounds on some
   // malformed nodes (a Conv whose input has fewer dimensions than its
@@ -129,6 +178,8 @@ LogicalResult Importer::load() {
   for (const onnx::NodeProto &node : model.graph().node())
     if (failed(checkOpSupported(node)))
       return failure();
+  if (newerThanLibonnx)
+    return success();
   try {
     // Strict: a node whose shapes do not fit is an error here, before parc's
     // own shape rules would meet it while building ops.
@@ -142,6 +193,57 @@ LogicalResult Importer::load() {
   } catch (...) {
     return emitError(fileLoc) << "ONNX shape inference fails on '" << path
                               << "'";
+  }
+  return success();
+}
+
+// What libonnx's checker would say of a graph, for the models it cannot
+// check: every value is defined once, before it is read; graph inputs and
+// outputs are tensors; nodes name an op. The ops' own rules are parc's, as
+// it converts them.
+LogicalResult Importer::checkGraph() {
+  const onnx::GraphProto &graph = model.graph();
+  llvm::StringSet<> defined;
+  auto define = [&](const std::string &name, const Twine &what) {
+    if (name.empty())
+      return LogicalResult(emitError(fileLoc) << what << " has no name");
+    if (!defined.insert(name).second)
+      return LogicalResult(emitError(fileLoc) << what << " defines '" << name
+                                              << "', which is defined before");
+    return success();
+  };
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    if (failed(define(tensor.name(), "an initializer")))
+      return failure();
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (!input.type().has_tensor_type())
+      return emitError(fileLoc)
+             << "graph input '" << input.name() << "' is not a tensor";
+    // An initializer may also be listed as an input (IR < 4 requires it).
+    if (!defined.contains(input.name()) &&
+        failed(define(input.name(), "a graph input")))
+      return failure();
+  }
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (node.op_type().empty())
+      return nodeError(node) << "names no op";
+    for (const std::string &input : node.input())
+      if (!input.empty() && !defined.contains(input))
+        return nodeError(node) << "reads '" << input
+                               << "', which no graph input, initializer or "
+                                  "earlier node defines";
+    for (const std::string &output : node.output())
+      if (!output.empty() &&
+          failed(define(output, "node '" + node.name() + "'")))
+        return failure();
+  }
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    if (!defined.contains(output.name()))
+      return emitError(fileLoc)
+             << "graph output '" << output.name() << "' is not computed";
+    if (!output.type().has_tensor_type())
+      return emitError(fileLoc)
+             << "graph output '" << output.name() << "' is not a tensor";
   }
   return success();
 }
@@ -193,18 +295,27 @@ static double halfToDouble(uint16_t bits, bool bfloat) {
 
 FailureOr<KnownTensor> Importer::readTensor(const onnx::TensorProto &tensor,
                                             const Twine &what) {
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
-    return emitError(fileLoc) << "unsupported: " << what
-                              << " keeps its data in an external file";
   FailureOr<Type> element = elementType(tensor.data_type(), what);
   if (failed(element))
     return failure();
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  for (int64_t size : shape)
+    if (size < 0)
+      return emitError(fileLoc) << what << " has a negative dimension";
+  if (!getCheckedTensorBytes(RankedTensorType::get(shape, *element)))
+    return emitError(fileLoc) << what << " holds more than 2^62 bytes";
   KnownTensor result;
   result.type = RankedTensorType::get(shape, *element);
   int64_t count = result.type.getNumElements();
-  const std::string &raw = tensor.raw_data();
-  bool hasRaw = tensor.has_raw_data();
+  std::string external;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    FailureOr<std::string> read = readExternalData(tensor, what);
+    if (failed(read))
+      return failure();
+    external = std::move(*read);
+  }
+  const std::string &raw = external.empty() ? tensor.raw_data() : external;
+  bool hasRaw = tensor.has_raw_data() || !external.empty();
   auto readRaw = [&](auto sample, auto convert) {
     using T = decltype(sample);
     for (int64_t i = 0; i < count; ++i) {
@@ -288,6 +399,56 @@ FailureOr<KnownTensor> Importer::readTensor(const onnx::TensorProto &tensor,
     return emitError(fileLoc) << what << " holds " << result.size()
                               << " values, expected " << count;
   return result;
+}
+
+// ONNX's external data: the bytes lie in `location` (relative to the
+// model's directory) from `offset`, `length` of them (else to the end), in
+// raw_data's layout.
+FailureOr<std::string>
+Importer::readExternalData(const onnx::TensorProto &tensor, const Twine &what) {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    auto number = [&](uint64_t &value) -> LogicalResult {
+      if (StringRef(entry.value()).getAsInteger(10, value))
+        return emitError(fileLoc)
+               << what << "'s external data has " << entry.key() << " '"
+               << entry.value() << "', not a byte count";
+      return success();
+    };
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset" && failed(number(offset)))
+      return failure();
+    else if (entry.key() == "length" && failed(number(length.emplace())))
+      return failure();
+  }
+  // Next to the model only: an absolute path or one that climbs out of its
+  // directory is refused.
+  if (location.empty() || llvm::sys::path::is_absolute(location) ||
+      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
+                                          llvm::sys::path::end(location)),
+                         ".."))
+    return emitError(fileLoc)
+           << what << " keeps its data in an external file whose location '"
+           << location << "' is not a path relative to the model's directory";
+  SmallString<256> file = llvm::sys::path::parent_path(path);
+  llvm::sys::path::append(file, location);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return emitError(fileLoc)
+           << what << " keeps its data in '" << file
+           << "', which cannot be read: " << buffer.getError().message();
+  uint64_t size = (*buffer)->getBufferSize();
+  uint64_t bytes = length.value_or(offset <= size ? size - offset : 0);
+  if (offset > size || bytes > size - offset)
+    return emitError(fileLoc)
+           << what << " reads bytes [" << offset << ", " << offset + bytes
+           << ") of '" << file << "', which holds " << size;
+  return std::string((*buffer)->getBufferStart() + offset, bytes);
 }
 
 DenseElementsAttr Importer::denseAttr(const KnownTensor &tensor) {
@@ -662,12 +823,16 @@ LogicalResult Importer::importSplit(const onnx::NodeProto &node) {
     if (failed(given))
       return failure();
     sizes = *given;
-  } else {
-    if (size % parts != 0)
-      return nodeError(node) << "dimension " << size
-                             << " does not split into " << parts
-                             << " equal parts";
+  } else if (size % parts == 0) {
     sizes.assign(parts, size / parts);
+  } else if (opset >= 18 && attribute(node, "num_outputs")) {
+    // Opset 18's num_outputs: parts of ceil(size / parts), the last smaller.
+    int64_t chunk = (size + parts - 1) / parts;
+    sizes.assign(parts, chunk);
+    sizes.back() = size - chunk * (parts - 1);
+  } else {
+    return nodeError(node) << "dimension " << size << " does not split into "
+                           << parts << " equal parts";
   }
   if (static_cast<int64_t>(sizes.size()) != parts)
     return nodeError(node) << sizes.size() << " split sizes for " << parts
@@ -1043,6 +1208,18 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   PARC_UNARY("Sigmoid", SigmoidOp)
   PARC_UNARY("Exp", ExpOp)
   PARC_UNARY("Erf", ErfOp)
+  if (op == "Gelu") { // opset 20
+    const onnx::AttributeProto *approximate = attribute(node, "approximate");
+    std::string form = approximate ? approximate->s() : "none";
+    if (form != "none" && form != "tanh")
+      return nodeError(node)
+             << "approximate must be 'none' or 'tanh', got '" << form << "'";
+    return unary([&](Value x) {
+      return create<GeluOp>(loc, x,
+                            form == "tanh" ? GeluApproximation::Tanh
+                                           : GeluApproximation::Erf);
+    });
+  }
   PARC_UNARY("Sqrt", SqrtOp)
   PARC_UNARY("Neg", NegOp)
   PARC_UNARY("Log", LogOp)

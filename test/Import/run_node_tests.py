@@ -119,7 +119,9 @@ class Skip(Exception):
 
 
 def import_model(args, model_path, out, shapes):
-    command = [args.translate, "--import-onnx", model_path, "-o", out]
+    # The float initializers are the model's weights (parameters).
+    command = [args.translate, "--import-onnx", model_path, "-o", out,
+               "--weights-out", out + ".weights"]
     for name, shape in shapes.items():
         command += ["--input-shape", name + "=" + ",".join(map(str, shape))]
     result = subprocess.run(command, capture_output=True, text=True)
@@ -198,6 +200,8 @@ def run_case(args, test_dir, data_set, work):
         onnx_types[i.name] = i.type.tensor_type.elem_type
     model_path = os.path.join(test_dir, "model.onnx")
     mlir = os.path.join(work, "model.mlir")
+    if os.path.exists(mlir + ".weights"):  # an earlier test's
+        os.remove(mlir + ".weights")
     frozen, shapes = [], {}
     while True:
         message = import_model(args, model_path, mlir, shapes)
@@ -209,9 +213,12 @@ def run_case(args, test_dir, data_set, work):
             name = m.group(1)
             frozen.append(name)
             shapes.pop(name, None)
-            graph_inputs = [i for i in model.graph.input if i.name != name]
-            del model.graph.input[:]
-            model.graph.input.extend(graph_inputs)
+            # Below IR 4 an initializer is also listed as a graph input.
+            if model.ir_version >= 4:
+                graph_inputs = [i for i in model.graph.input
+                                if i.name != name]
+                del model.graph.input[:]
+                model.graph.input.extend(graph_inputs)
             model.graph.initializer.append(
                 numpy_helper.from_array(inputs.pop(name), name))
             model_path = os.path.join(work, "frozen.onnx")
@@ -231,6 +238,8 @@ def run_case(args, test_dir, data_set, work):
     if inputs:
         write_safetensors(in_path, inputs, onnx_types)
     input_flags = ["--inputs", in_path] if inputs else []
+    if os.path.exists(mlir + ".weights"):
+        input_flags += ["--weights", mlir + ".weights"]
     out_path = os.path.join(work, "out.safetensors")
     run([args.run, "--reference", "--precision", "f64", mlir, "--out",
          out_path] + input_flags, "parc-run")

@@ -6,6 +6,7 @@
 """
 import os
 import sys
+import tempfile
 
 import numpy as np
 import onnx
@@ -19,6 +20,12 @@ def save(model, name, check=True):
     model.ir_version = 8
     if check:
         onnx.checker.check_model(model)
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def save_newer(model, name, ir_version):
+    model.ir_version = ir_version
     with open(os.path.join(out, name), "wb") as f:
         f.write(model.SerializeToString())
 
@@ -246,3 +253,78 @@ for name, node, extra, result in [
     save(model_of([helper.make_node("Shape", ["x"], ["shape"]), node],
                   [f32("x", [2, 6, 8])],
                   [helper.make_tensor_value_info("y", *result)], extra), name)
+
+# Opset 9: Unsqueeze's axes are an attribute there (an input from opset 13);
+# libonnx's version converter upgrades the model on import.
+unsqueeze9 = model_of([helper.make_node("Unsqueeze", ["x"], ["y"], axes=[0])],
+                      [f32("x", [2, 3])], [f32("y", [1, 2, 3])], opset=9)
+save(unsqueeze9, "opset9-unsqueeze.onnx")
+
+# Weights as external data (how the dynamo exporter writes models over
+# 2 GB): the bytes of w lie in external-data.onnx.data; and two models whose
+# data is missing or lies outside the model's directory.
+from onnx import external_data_helper  # noqa: E402
+
+w = rng.normal(0, 1, (3, 4)).astype(np.float32)
+
+
+def external_model(location):
+    model = model_of([helper.make_node("MatMul", ["x", "w"], ["y"])],
+                     [f32("x", [2, 3])], [f32("y", [2, 4])], [init("w", w)])
+    external_data_helper.convert_model_to_external_data(
+        model, all_tensors_to_one_file=True, location=location,
+        size_threshold=0)
+    return model
+
+
+model = external_model("external-data.onnx.data")
+external_data_helper.write_external_data_tensors(model, out)
+save(model, "external-data.onnx", check=False)
+safetensors_file.write(os.path.join(out, "external-data.weights.safetensors"),
+                       {"w": w})
+# Their data is written elsewhere (a temporary directory), so that the
+# models name files that are not next to them.
+with tempfile.TemporaryDirectory() as elsewhere:
+    for location, name in [("missing.onnx.data", "external-missing.onnx"),
+                           ("../outside.data", "external-outside.onnx")]:
+        model = external_model(location)
+        nested = os.path.join(elsewhere, "nested")
+        os.makedirs(nested, exist_ok=True)
+        external_data_helper.write_external_data_tensors(model, nested)
+        # IR 10, as the dynamo exporter writes: parc reads the data itself
+        # (libonnx's checker, for IR 8, says as much of a missing file).
+        save_newer(model, name, 10)
+
+# IR 10 and opset 20, newer than libonnx 1.12 knows (parc checks the graph
+# itself): opset 18's Split by num_outputs (7 into 3, 3, 1) and ReduceMean
+# with its axes as an input, opset 20's Gelu; numpy's values as expected.
+newer = model_of(
+    [helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3),
+     helper.make_node("ReduceMean", ["x", "last"], ["mean"], keepdims=0),
+     helper.make_node("Gelu", ["x"], ["gelu"]),
+     helper.make_node("Gelu", ["x"], ["gelu_tanh"], approximate="tanh")],
+    [f32("x", [2, 7])],
+    [f32("a", [2, 3]), f32("b", [2, 3]), f32("c", [2, 1]), f32("mean", [2]),
+     f32("gelu", [2, 7]), f32("gelu_tanh", [2, 7])],
+    [i64("last", [-1])], opset=20)
+save_newer(newer, "opset20-ir10.onnx", 10)
+x = rng.normal(0, 1, (2, 7)).astype(np.float32)
+x64 = x.astype(np.float64)
+erf = np.vectorize(__import__("math").erf)
+safetensors_file.write(os.path.join(out, "opset20-ir10.inputs.safetensors"),
+                       {"x": x})
+safetensors_file.write(
+    os.path.join(out, "opset20-ir10.outputs.safetensors"),
+    {"a": x[:, :3], "b": x[:, 3:6], "c": x[:, 6:],
+     "mean": x64.mean(axis=1).astype(np.float32),
+     "gelu": (0.5 * x64 * (1 + erf(x64 / np.sqrt(2)))).astype(np.float32),
+     "gelu_tanh": (0.5 * x64 * (1 + np.tanh(np.sqrt(2 / np.pi) * (
+         x64 + 0.044715 * x64**3)))).astype(np.float32)})
+relu = model_of([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])],
+                [f32("y", [2])], opset=18)
+save_newer(relu, "ir11.onnx", 11)
+save_newer(model_of([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])],
+                    [f32("y", [2])], opset=22), "opset22.onnx", 10)
+save_newer(model_of([helper.make_node("Relu", ["nowhere"], ["y"])],
+                    [f32("x", [2])], [f32("y", [2])], opset=18),
+           "opset18-undefined.onnx", 10)
