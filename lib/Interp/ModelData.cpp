@@ -116,17 +116,21 @@ mlir::parc::interp::prepareArguments(ArrayRef<ModelArgument> arguments,
                                      const llvm::StringMap<Tensor> &given,
                                      uint64_t seed) {
   SmallVector<Tensor> tensors;
+  llvm::StringMap<const ModelArgument *> byName;
+  for (const ModelArgument &argument : arguments)
+    byName[argument.name] = &argument;
   for (const ModelArgument &argument : arguments) {
     auto it = given.find(argument.name);
     if (it == given.end() && argument.initFrom)
       it = given.find(*argument.initFrom);
     if (it == given.end()) {
       // A copy starts as its source: its stream and init, its own type.
-      const ModelArgument *start = &argument;
-      if (argument.initFrom)
-        start = llvm::find_if(arguments, [&](const ModelArgument &other) {
-          return other.name == *argument.initFrom;
-        });
+      const ModelArgument *start =
+          argument.initFrom ? byName.lookup(*argument.initFrom) : &argument;
+      if (!start)
+        return llvm::createStringError(
+            "argument '%s' starts from '%s', which is no argument",
+            argument.name.c_str(), argument.initFrom->c_str());
       llvm::Expected<Tensor> tensor = initializeArgument(*start, seed);
       if (!tensor)
         return tensor.takeError();

@@ -48,7 +48,6 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
                                         bool mixedPrecision) {
   ModelGraph graph;
   graph.func = func;
-  graph.mixedPrecision = mixedPrecision;
   FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
   if (failed(arguments))
     return failure();

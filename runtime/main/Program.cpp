@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <unordered_map>
 
 using namespace parcrt;
 using json = nlohmann::json;
@@ -380,22 +381,22 @@ std::optional<Program> parcrt::parseProgram(const char *text,
                      "arguments[" + std::to_string(i) + "]", program,
                      program.arguments.emplace_back());
     // A copy's global elements are its source's, element for element.
+    std::unordered_map<std::string, const ProgramArgument *> sources;
+    for (const ProgramArgument &argument : program.arguments)
+      if (argument.initFrom.empty())
+        sources.emplace(argument.name, &argument);
     for (size_t i = 0; i < program.arguments.size() && reader.ok(); ++i) {
       ProgramArgument &argument = program.arguments[i];
       if (argument.initFrom.empty())
         continue;
-      auto source = std::find_if(
-          program.arguments.begin(), program.arguments.end(),
-          [&](const ProgramArgument &other) {
-            return other.name == argument.initFrom && other.initFrom.empty();
-          });
+      auto source = sources.find(argument.initFrom);
       std::string path = "arguments[" + std::to_string(i) + "].init_from";
-      if (source == program.arguments.end())
+      if (source == sources.end())
         reader.fail(path, "names no argument that starts on its own");
-      else if (source->globalShape != argument.globalShape)
+      else if (source->second->globalShape != argument.globalShape)
         reader.fail(path, "names an argument of another global shape");
       else
-        argument.init = source->getStartingInit();
+        argument.init = source->second->getStartingInit();
     }
   }
   if (const json *results = reader.field(document, "document", "results")) {

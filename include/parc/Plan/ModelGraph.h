@@ -122,8 +122,6 @@ public:
 
   /// The forward function as given.
   func::FuncOp getFunction() const { return func; }
-  /// Whether the training graph holds bf16-mixed types (else f32 ones).
-  bool isMixedPrecision() const { return mixedPrecision; }
   ArrayRef<GraphNode> getNodes() const { return nodes; }
   ArrayRef<GraphEdge> getEdges() const { return edges; }
   /// The class of each layer, in model order.
@@ -154,7 +152,6 @@ public:
 
 private:
   func::FuncOp func;
-  bool mixedPrecision = false;
   /// The training graph the nodes point into.
   OwningOpRef<ModuleOp> training;
   std::vector<GraphNode> nodes;
