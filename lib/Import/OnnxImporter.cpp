@@ -200,10 +200,11 @@ LogicalResult Importer::load() {
   return success();
 }
 
-// What libonnx's checker would say of a graph, for the models it cannot
-// check: every value is defined once, before it is read; graph inputs and
-// outputs are tensors; nodes name an op. The ops' own rules are parc's, as
-// it converts them.
+// What libonnx's checker would say of a graph, checked for every model since
+// that checker cannot check newer ones and leaves some of it to its users:
+// every value is defined once, before it is read; graph inputs and outputs
+// are tensors; nodes name an op. The ops' own rules are parc's, as it
+// converts them.
 LogicalResult Importer::checkGraph() {
   const onnx::GraphProto &graph = model.graph();
   llvm::StringSet<> defined;
@@ -220,8 +221,8 @@ LogicalResult Importer::checkGraph() {
       return failure();
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (!input.type().has_tensor_type())
-      return emitError(fileLoc)
-             << "graph input '" << input.name() << "' is not a tensor";
+      return emitError(fileLoc) << "unsupported: graph input '"
+                                << input.name() << "' is not a tensor";
     // An initializer may also be listed as an input (IR < 4 requires it).
     if (!defined.contains(input.name()) &&
         failed(define(input.name(), "a graph input")))
@@ -245,8 +246,8 @@ LogicalResult Importer::checkGraph() {
       return emitError(fileLoc)
              << "graph output '" << output.name() << "' is not computed";
     if (!output.type().has_tensor_type())
-      return emitError(fileLoc)
-             << "graph output '" << output.name() << "' is not a tensor";
+      return emitError(fileLoc) << "unsupported: graph output '"
+                                << output.name() << "' is not a tensor";
   }
   return success();
 }
@@ -1408,9 +1409,7 @@ LogicalResult Importer::buildFunction() {
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (initializers.count(input.name()))
       continue;
-    if (!input.type().has_tensor_type())
-      return emitError(fileLoc) << "unsupported: graph input '"
-                                << input.name() << "' is not a tensor";
+    // checkGraph() refused non-tensor inputs.
     const onnx::TypeProto_Tensor &tensorType = input.type().tensor_type();
     FailureOr<Type> element = elementType(tensorType.elem_type(),
                                           "graph input '" + input.name() + "'");
