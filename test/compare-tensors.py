@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compares the tensors of two safetensors files (the serial reference and a
 partitioned or compiled run) and fails on any relative error above the
-tolerance: max|a - b| / max(max|a|, tiny) per tensor.
+tolerance: max|a - b| / max(max|a|, tiny) per tensor. NaN anywhere fails;
+infinities must match exactly.
 
 usage: compare-tensors.py REFERENCE CANDIDATE [--rtol 1e-5]
 """
@@ -28,6 +29,14 @@ for name in sorted(reference):
     a, b = reference[name], candidate[name]
     if a.shape != b.shape:
         sys.exit(f"'{name}': shape {a.shape} vs {b.shape}")
+    # NaN compares unequal to everything (a NaN in either file fails, even
+    # where both hold one: no reference is NaN on purpose).
+    if not (np.isfinite(a) == np.isfinite(b)).all() or np.isnan(a).any():
+        sys.exit(f"'{name}': non-finite values differ or are NaN")
+    finite = np.isfinite(a)
+    if not (a[~finite] == b[~finite]).all():
+        sys.exit(f"'{name}': infinities differ")
+    a, b = np.where(finite, a, 0.0), np.where(finite, b, 0.0)
     scale = max(np.abs(a).max(initial=0.0), 1e-30)
     error = np.abs(a - b).max(initial=0.0) / scale
     worst = max(worst, error)

@@ -132,6 +132,7 @@ static LogicalResult appendAttributes(ConstantOp op, ArrayRef<StringRef>,
 static LogicalResult appendAttributes(AttentionOp op, ArrayRef<StringRef>,
                                       Ints &ints, Floats &floats) {
   ints.push_back(op.getCausal());
+  ints.push_back(op.getMask() != nullptr);
   floats.push_back(op.getScale().convertToDouble());
   return success();
 }
@@ -184,6 +185,7 @@ static LogicalResult appendAttributes(EmbeddingGradOp op, ArrayRef<StringRef>,
 static LogicalResult appendAttributes(AttentionGradOp op, ArrayRef<StringRef>,
                                       Ints &ints, Floats &floats) {
   ints.push_back(op.getCausal());
+  ints.push_back(op.getMask() != nullptr);
   floats.push_back(op.getScale().convertToDouble());
   return success();
 }

@@ -1,5 +1,6 @@
 //===- GradientKernels.cpp - reference kernels of the gradient ops --------===//
 
+#include "AttentionScores.h"
 #include "Kernels.h"
 
 #include <cmath>
@@ -188,50 +189,39 @@ static LogicalResult embeddingGradKernel(EmbeddingGradOp op,
 
 // Recomputes each query's attention weights p, then
 //   dv_j += p_j g_i,  ds_j = p_j (g_i.v_j - sum_l p_l g_i.v_l),
-//   dq_i += scale sum_j ds_j k_j,  dk_j += scale ds_j q_i.
+//   dq_i += scale sum_j ds_j k_j,  dk_j += scale ds_j q_i,
+// where k, v, dk and dv are those of the query head's key/value head.
 static LogicalResult attentionGradKernel(AttentionGradOp op,
                                          ArrayRef<const Tensor *> operands,
                                          MutableArrayRef<Tensor> results) {
   const Tensor &q = *operands[0], &k = *operands[1], &v = *operands[2],
                &g = *operands[3];
+  const Tensor *mask = op.getMask() ? operands[4] : nullptr;
   Tensor &dq = results[0], &dk = results[1], &dv = results[2];
-  int64_t batch = q.shape[0], heads = q.shape[1], queries = q.shape[2],
-          headDim = q.shape[3], keys = k.shape[2], valueDim = v.shape[3];
+  AttentionScores scores(q, k, mask, op.getCausal(),
+                         op.getScale().convertToDouble());
   double scale = op.getScale().convertToDouble();
-  int64_t shift = keys - queries;
-  std::vector<double> p(keys), dp(keys);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < queries; ++i) {
-        int64_t visible = op.getCausal() ? std::min(keys, i + shift + 1) : keys;
-        if (visible <= 0)
-          continue;
-        double maxScore = -INFINITY;
-        for (int64_t j = 0; j < visible; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < headDim; ++d)
-            dot += q.at({b, h, i, d}) * k.at({b, h, j, d});
-          p[j] = scale * dot;
-          maxScore = std::max(maxScore, p[j]);
-        }
-        double total = 0;
-        for (int64_t j = 0; j < visible; ++j)
-          total += (p[j] = std::exp(p[j] - maxScore));
+  int64_t headDim = q.shape[3], valueDim = v.shape[3];
+  std::vector<double> dp(k.shape[2]);
+  for (int64_t b = 0; b < q.shape[0]; ++b)
+    for (int64_t h = 0; h < q.shape[1]; ++h)
+      for (int64_t i = 0; i < q.shape[2]; ++i) {
+        const std::vector<double> &p = scores.probabilities(b, h, i);
+        int64_t kv = scores.kvHead(h);
         double weighted = 0;
-        for (int64_t j = 0; j < visible; ++j) {
-          p[j] /= total;
+        for (int64_t j = 0; j < scores.getVisible(); ++j) {
           dp[j] = 0;
           for (int64_t e = 0; e < valueDim; ++e) {
-            dv.at({b, h, j, e}) += p[j] * g.at({b, h, i, e});
-            dp[j] += g.at({b, h, i, e}) * v.at({b, h, j, e});
+            dv.at({b, kv, j, e}) += p[j] * g.at({b, h, i, e});
+            dp[j] += g.at({b, h, i, e}) * v.at({b, kv, j, e});
           }
           weighted += p[j] * dp[j];
         }
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j = 0; j < scores.getVisible(); ++j) {
           double ds = p[j] * (dp[j] - weighted) * scale;
           for (int64_t d = 0; d < headDim; ++d) {
-            dq.at({b, h, i, d}) += ds * k.at({b, h, j, d});
-            dk.at({b, h, j, d}) += ds * q.at({b, h, i, d});
+            dq.at({b, h, i, d}) += ds * k.at({b, kv, j, d});
+            dk.at({b, kv, j, d}) += ds * q.at({b, h, i, d});
           }
         }
       }

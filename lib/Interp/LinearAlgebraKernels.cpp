@@ -1,9 +1,9 @@
 //===- LinearAlgebraKernels.cpp - matmul and attention --------------------===//
 
+#include "AttentionScores.h"
 #include "Kernels.h"
 
 #include <cmath>
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::parc;
@@ -79,42 +79,25 @@ static LogicalResult matmulKernel(MatmulOp op,
   return success();
 }
 
-/// softmax(scale * q k^T + causal mask) v, one (batch, head) at a time.
+/// softmax(scale * q k^T + mask) v, one (batch, head) at a time.
 static LogicalResult attentionKernel(AttentionOp op,
                                      ArrayRef<const Tensor *> operands,
                                      MutableArrayRef<Tensor> results) {
   const Tensor &q = *operands[0], &k = *operands[1], &v = *operands[2];
+  const Tensor *mask = op.getMask() ? operands[3] : nullptr;
   Tensor &out = results[0];
-  int64_t batch = q.shape[0], heads = q.shape[1], queries = q.shape[2],
-          headDim = q.shape[3], keys = k.shape[2], valueDim = v.shape[3];
-  double scale = op.getScale().convertToDouble();
-  // Queries align with the last `queries` keys, so query i sees keys
-  // j <= i + (keys - queries).
-  int64_t shift = keys - queries;
-  std::vector<double> scores(keys);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < queries; ++i) {
-        int64_t visible = op.getCausal() ? std::min(keys, i + shift + 1) : keys;
-        double maxScore = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < visible; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < headDim; ++d)
-            dot += q.at({b, h, i, d}) * k.at({b, h, j, d});
-          scores[j] = scale * dot;
-          maxScore = std::max(maxScore, scores[j]);
-        }
-        double total = 0;
-        for (int64_t j = 0; j < visible; ++j) {
-          scores[j] = std::exp(scores[j] - maxScore);
-          total += scores[j];
-        }
+  AttentionScores scores(q, k, mask, op.getCausal(),
+                         op.getScale().convertToDouble());
+  int64_t valueDim = v.shape[3];
+  for (int64_t b = 0; b < q.shape[0]; ++b)
+    for (int64_t h = 0; h < q.shape[1]; ++h)
+      for (int64_t i = 0; i < q.shape[2]; ++i) {
+        const std::vector<double> &p = scores.probabilities(b, h, i);
         for (int64_t d = 0; d < valueDim; ++d) {
           double sum = 0;
-          for (int64_t j = 0; j < visible; ++j)
-            sum += scores[j] * v.at({b, h, j, d});
-          // A query that sees no key (more queries than keys) outputs 0.
-          out.at({b, h, i, d}) = visible > 0 ? sum / total : 0.0;
+          for (int64_t j = 0; j < scores.getVisible(); ++j)
+            sum += p[j] * v.at({b, scores.kvHead(h), j, d});
+          out.at({b, h, i, d}) = sum;
         }
       }
   return success();

@@ -34,6 +34,12 @@ static LogicalResult softmaxKernel(SoftmaxOp op,
     double maxValue = -INFINITY;
     for (int64_t n = 0; n < length; ++n)
       maxValue = std::max(maxValue, in.values[offset + n * stride]);
+    // A line of -inf (every key masked) is all zeros, not NaN.
+    if (maxValue == -INFINITY) {
+      for (int64_t n = 0; n < length; ++n)
+        out.values[offset + n * stride] = 0.0;
+      return;
+    }
     double total = 0;
     for (int64_t n = 0; n < length; ++n) {
       double e = std::exp(in.values[offset + n * stride] - maxValue);

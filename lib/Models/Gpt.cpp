@@ -81,7 +81,8 @@ struct GptBuilder {
     Value q = splitHeads(qkv, 0), k = splitHeads(qkv, 1),
           v = splitHeads(qkv, 2);
     Value context =
-        AttentionOp::create(g.builder(), g.loc(), q, k, v, /*causal=*/true,
+        AttentionOp::create(g.builder(), g.loc(), q, k, v, /*mask=*/Value(),
+                            /*causal=*/true,
                             APFloat(1.0 / std::sqrt(double(headDim()))));
     context = TransposeOp::create(g.builder(), g.loc(), context,
                                   ArrayRef<int64_t>{0, 2, 1, 3});

@@ -44,6 +44,46 @@ firstQuerySeeing(bool causal, int64_t j, int64_t queries, int64_t keys) {
   return first < 0 ? 0 : first;
 }
 
+/// The shape of one attention call: q [B, H, S, D], k [B, Hkv, T, D],
+/// v [B, Hkv, T, E], an optional additive mask [B|1, H|1, S|1, T] (size-1
+/// dimensions broadcast). Query head h reads key/value head h / (H / Hkv).
+struct AttentionShape {
+  int64_t batch, heads, kvHeads, queries, keys, headDim, valueDim;
+  const float *mask = nullptr;
+  int64_t maskBatchStride = 0, maskHeadStride = 0, maskQueryStride = 0;
+
+  /// (b * Hkv + kv head) of query head `head` = b * H + h.
+  PARCRT_HOST_DEVICE int64_t kvHeadOf(int64_t head) const {
+    int64_t b = head / heads, h = head % heads;
+    return b * kvHeads + h / (heads / kvHeads);
+  }
+  /// The mask's row of query `i` of query head `head` (= b * H + h), or
+  /// null without a mask.
+  PARCRT_HOST_DEVICE const float *maskRow(int64_t head, int64_t i) const {
+    if (!mask)
+      return nullptr;
+    return mask + (head / heads) * maskBatchStride +
+           (head % heads) * maskHeadStride + i * maskQueryStride;
+  }
+};
+
+/// The shape of attention over q, k, v and (when `mask` is not null) mask.
+inline AttentionShape attentionShape(const TensorRef &q, const TensorRef &k,
+                                     const TensorRef &v,
+                                     const TensorRef *mask) {
+  AttentionShape shape{q.shape[0], q.shape[1], k.shape[1], q.shape[2],
+                       k.shape[2], q.shape[3], v.shape[3]};
+  if (mask) {
+    shape.mask = static_cast<const float *>(mask->data);
+    int64_t keys = mask->shape[3];
+    shape.maskQueryStride = mask->shape[2] == 1 ? 0 : keys;
+    shape.maskHeadStride = mask->shape[1] == 1 ? 0 : mask->shape[2] * keys;
+    shape.maskBatchStride =
+        mask->shape[0] == 1 ? 0 : mask->shape[1] * mask->shape[2] * keys;
+  }
+  return shape;
+}
+
 /// d/dx of `kind` at `x`.
 template <typename T>
 PARCRT_HOST_DEVICE inline T activationDerivative(Backend::Activation kind,

@@ -251,65 +251,76 @@ void cpu::embeddingGrad(const TensorRef *t, bool hasShard) {
   }
 }
 
-void cpu::attentionGrad(const TensorRef *t, bool causal, double scale) {
-  requireF32("attention_grad", t, 7);
+void cpu::attentionGrad(const TensorRef *t, bool causal, bool hasMask,
+                        double scale) {
+  requireF32("attention_grad", t, hasMask ? 8 : 7);
+  const TensorRef *results = t + (hasMask ? 5 : 4);
+  math::AttentionShape shape =
+      math::attentionShape(t[0], t[1], t[2], hasMask ? &t[4] : nullptr);
   const float *q = floats(t[0]), *k = floats(t[1]), *v = floats(t[2]),
               *g = floats(t[3]);
-  int64_t batch = t[0].shape[0], heads = t[0].shape[1], queries = t[0].shape[2],
-          headDim = t[0].shape[3], keys = t[1].shape[2],
-          valueDim = t[2].shape[3];
+  int64_t queries = shape.queries, keys = shape.keys, headDim = shape.headDim,
+          valueDim = shape.valueDim,
+          group = shape.kvHeads ? shape.heads / shape.kvHeads : 0;
   // Queries align with the last `queries` keys (see cpu::attention).
   std::vector<double> p(keys), dp(keys);
   std::vector<double> dq(queries * headDim), dk(keys * headDim),
       dv(keys * valueDim);
-  for (int64_t bh = 0; bh < batch * heads; ++bh) {
-    const float *qs = q + bh * queries * headDim;
-    const float *ks = k + bh * keys * headDim;
-    const float *vs = v + bh * keys * valueDim;
-    const float *gs = g + bh * queries * valueDim;
-    std::fill(dq.begin(), dq.end(), 0.0);
+  // One key/value head at a time: its gradients sum over its query heads.
+  for (int64_t kvHead = 0; kvHead < shape.batch * shape.kvHeads; ++kvHead) {
+    const float *ks = k + kvHead * keys * headDim;
+    const float *vs = v + kvHead * keys * valueDim;
     std::fill(dk.begin(), dk.end(), 0.0);
     std::fill(dv.begin(), dv.end(), 0.0);
-    for (int64_t i = 0; i < queries; ++i) {
-      int64_t visible = math::visibleKeys(causal, i, queries, keys);
-      // A query that sees no key contributes nothing.
-      if (visible <= 0)
-        continue;
-      double maxScore = -INFINITY;
-      for (int64_t j = 0; j < visible; ++j) {
-        double dot = 0;
-        for (int64_t d = 0; d < headDim; ++d)
-          dot += double(qs[i * headDim + d]) * ks[j * headDim + d];
-        p[j] = scale * dot;
-        maxScore = std::max(maxScore, p[j]);
-      }
-      double total = 0;
-      for (int64_t j = 0; j < visible; ++j)
-        total += (p[j] = std::exp(p[j] - maxScore));
-      double weighted = 0;
-      for (int64_t j = 0; j < visible; ++j) {
-        p[j] /= total;
-        dp[j] = 0;
-        for (int64_t e = 0; e < valueDim; ++e) {
-          double ge = gs[i * valueDim + e];
-          dv[j * valueDim + e] += p[j] * ge;
-          dp[j] += ge * vs[j * valueDim + e];
+    int64_t firstHead = (kvHead / shape.kvHeads) * shape.heads +
+                        (kvHead % shape.kvHeads) * group;
+    for (int64_t head = firstHead; head < firstHead + group; ++head) {
+      const float *qs = q + head * queries * headDim;
+      const float *gs = g + head * queries * valueDim;
+      std::fill(dq.begin(), dq.end(), 0.0);
+      for (int64_t i = 0; i < queries; ++i) {
+        int64_t visible = math::visibleKeys(causal, i, queries, keys);
+        const float *maskRow = shape.maskRow(head, i);
+        double maxScore = -INFINITY;
+        for (int64_t j = 0; j < visible; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < headDim; ++d)
+            dot += double(qs[i * headDim + d]) * ks[j * headDim + d];
+          p[j] = scale * dot + (maskRow ? maskRow[j] : 0.0);
+          maxScore = std::max(maxScore, p[j]);
         }
-        weighted += p[j] * dp[j];
-      }
-      for (int64_t j = 0; j < visible; ++j) {
-        double ds = p[j] * (dp[j] - weighted) * scale;
-        for (int64_t d = 0; d < headDim; ++d) {
-          dq[i * headDim + d] += ds * ks[j * headDim + d];
-          dk[j * headDim + d] += ds * qs[i * headDim + d];
+        // A query that sees no key, or only -inf scores, contributes
+        // nothing.
+        if (maxScore == -INFINITY)
+          continue;
+        double total = 0;
+        for (int64_t j = 0; j < visible; ++j)
+          total += (p[j] = std::exp(p[j] - maxScore));
+        double weighted = 0;
+        for (int64_t j = 0; j < visible; ++j) {
+          p[j] /= total;
+          dp[j] = 0;
+          for (int64_t e = 0; e < valueDim; ++e) {
+            double ge = gs[i * valueDim + e];
+            dv[j * valueDim + e] += p[j] * ge;
+            dp[j] += ge * vs[j * valueDim + e];
+          }
+          weighted += p[j] * dp[j];
+        }
+        for (int64_t j = 0; j < visible; ++j) {
+          double ds = p[j] * (dp[j] - weighted) * scale;
+          for (int64_t d = 0; d < headDim; ++d) {
+            dq[i * headDim + d] += ds * ks[j * headDim + d];
+            dk[j * headDim + d] += ds * qs[i * headDim + d];
+          }
         }
       }
+      float *dqs = mutableFloats(results[0]) + head * queries * headDim;
+      for (size_t n = 0; n < dq.size(); ++n)
+        dqs[n] = static_cast<float>(dq[n]);
     }
-    float *dqs = mutableFloats(t[4]) + bh * queries * headDim;
-    float *dks = mutableFloats(t[5]) + bh * keys * headDim;
-    float *dvs = mutableFloats(t[6]) + bh * keys * valueDim;
-    for (size_t n = 0; n < dq.size(); ++n)
-      dqs[n] = static_cast<float>(dq[n]);
+    float *dks = mutableFloats(results[1]) + kvHead * keys * headDim;
+    float *dvs = mutableFloats(results[2]) + kvHead * keys * valueDim;
     for (size_t n = 0; n < dk.size(); ++n)
       dks[n] = static_cast<float>(dk[n]);
     for (size_t n = 0; n < dv.size(); ++n)

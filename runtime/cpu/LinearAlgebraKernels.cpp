@@ -107,32 +107,40 @@ void cpu::matmul(const TensorRef *t, bool transposeLhs, bool transposeRhs,
                });
 }
 
-void cpu::attention(const TensorRef *t, bool causal, double scale) {
-  requireF32("attention", t, 4);
+void cpu::attention(const TensorRef *t, bool causal, bool hasMask,
+                    double scale) {
+  const TensorRef &out = t[hasMask ? 4 : 3];
+  requireF32("attention", t, hasMask ? 4 : 3);
+  requireF32("attention", &out, 1);
+  math::AttentionShape shape =
+      math::attentionShape(t[0], t[1], t[2], hasMask ? &t[3] : nullptr);
   const auto *q = static_cast<const float *>(t[0].data);
   const auto *k = static_cast<const float *>(t[1].data);
   const auto *v = static_cast<const float *>(t[2].data);
-  auto *out = static_cast<float *>(t[3].data);
-  int64_t batch = t[0].shape[0], heads = t[0].shape[1], queries = t[0].shape[2],
-          headDim = t[0].shape[3], keys = t[1].shape[2],
-          valueDim = t[2].shape[3];
-  // Queries align with the last `queries` keys, so query i sees keys
-  // j <= i + (keys - queries).
+  auto *result = static_cast<float *>(out.data);
+  int64_t queries = shape.queries, keys = shape.keys, headDim = shape.headDim,
+          valueDim = shape.valueDim;
   std::vector<double> scores(keys), sums(valueDim);
-  for (int64_t bh = 0; bh < batch * heads; ++bh) {
-    const float *qs = q + bh * queries * headDim;
-    const float *ks = k + bh * keys * headDim;
-    const float *vs = v + bh * keys * valueDim;
-    float *os = out + bh * queries * valueDim;
+  for (int64_t head = 0; head < shape.batch * shape.heads; ++head) {
+    const float *qs = q + head * queries * headDim;
+    const float *ks = k + shape.kvHeadOf(head) * keys * headDim;
+    const float *vs = v + shape.kvHeadOf(head) * keys * valueDim;
+    float *os = result + head * queries * valueDim;
     for (int64_t i = 0; i < queries; ++i) {
       int64_t visible = math::visibleKeys(causal, i, queries, keys);
+      const float *maskRow = shape.maskRow(head, i);
       double maxScore = -INFINITY;
       for (int64_t j = 0; j < visible; ++j) {
         double dot = 0;
         for (int64_t d = 0; d < headDim; ++d)
           dot += double(qs[i * headDim + d]) * ks[j * headDim + d];
-        scores[j] = scale * dot;
+        scores[j] = scale * dot + (maskRow ? maskRow[j] : 0.0);
         maxScore = std::max(maxScore, scores[j]);
+      }
+      // A query that sees no key, or only -inf scores, outputs 0.
+      if (maxScore == -INFINITY) {
+        std::fill(os + i * valueDim, os + (i + 1) * valueDim, 0.0f);
+        continue;
       }
       double total = 0;
       for (int64_t j = 0; j < visible; ++j) {
@@ -143,10 +151,8 @@ void cpu::attention(const TensorRef *t, bool causal, double scale) {
       for (int64_t j = 0; j < visible; ++j)
         for (int64_t d = 0; d < valueDim; ++d)
           sums[d] += scores[j] * vs[j * valueDim + d];
-      // A query that sees no key (more queries than keys) outputs 0.
       for (int64_t d = 0; d < valueDim; ++d)
-        os[i * valueDim + d] =
-            visible > 0 ? static_cast<float>(sums[d] / total) : 0.0f;
+        os[i * valueDim + d] = static_cast<float>(sums[d] / total);
     }
   }
 }

@@ -28,6 +28,12 @@ void cpu::softmax(const TensorRef *t, int64_t axis) {
       double maxValue = -INFINITY;
       for (int64_t n = 0; n < length; ++n)
         maxValue = std::max(maxValue, double(in[base + n * inner]));
+      // A line of -inf (every key masked) is all zeros, not NaN.
+      if (maxValue == -INFINITY) {
+        for (int64_t n = 0; n < length; ++n)
+          out[base + n * inner] = 0.0f;
+        continue;
+      }
       double total = 0;
       for (int64_t n = 0; n < length; ++n) {
         e[n] = std::exp(in[base + n * inner] - maxValue);

@@ -378,12 +378,15 @@ void CudaBackend::take(const TensorRef *t, bool hasShard) {
   check(launchTake(t, hasShard, errors, stream), "take kernel");
 }
 
-void CudaBackend::attention(const TensorRef *t, bool causal, double scale) {
-  requireF32("attention", t, 4);
-  for (int i = 0; i < 4; ++i)
+void CudaBackend::attention(const TensorRef *t, bool causal, bool hasMask,
+                            double scale) {
+  int count = hasMask ? 5 : 4;
+  requireF32("attention", t, count);
+  for (int i = 0; i < count; ++i)
     if (t[i].rank != 4)
-      fatal("attention: operand %d must have rank 4 ([B, H, S, D])", i);
-  check(launchAttention(t, causal, scale, stream), "attention kernel");
+      fatal("attention: tensor %d must have rank 4 ([B, H, S, D])", i);
+  check(launchAttention(t, causal, hasMask, scale, stream),
+        "attention kernel");
 }
 
 void CudaBackend::crossEntropy(const TensorRef *t) {
@@ -817,16 +820,17 @@ void CudaBackend::embeddingGrad(const TensorRef *t, bool hasShard) {
         "embedding_grad kernel");
 }
 
-void CudaBackend::attentionGrad(const TensorRef *t, bool causal,
+void CudaBackend::attentionGrad(const TensorRef *t, bool causal, bool hasMask,
                                 double scale) {
-  requireF32("attention_grad", t, 7);
-  for (int i = 0; i < 7; ++i)
+  int count = hasMask ? 8 : 7;
+  requireF32("attention_grad", t, count);
+  for (int i = 0; i < count; ++i)
     if (t[i].rank != 4)
       fatal("attention_grad: tensor %d must have rank 4 ([B, H, S, D])", i);
   int64_t rows = t[0].shape[0] * t[0].shape[1] * t[0].shape[2];
   float *stats = static_cast<float *>(
       scratch.get(std::max<int64_t>(3 * rows, 1) * sizeof(float)));
-  check(launchAttentionGrad(t, causal, scale, stats, stream),
+  check(launchAttentionGrad(t, causal, hasMask, scale, stats, stream),
         "attention_grad kernel");
 }
 

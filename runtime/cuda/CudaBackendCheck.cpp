@@ -127,6 +127,50 @@ HostTensor f32Values(Shape shape, const std::vector<float> &values) {
   return t;
 }
 
+/// An attention shape checked forward and backward.
+struct AttentionCase {
+  const char *name;
+  int64_t batch, heads, kvHeads, queries, keys, headDim, valueDim;
+  /// The additive mask's shape; empty for none.
+  Shape mask;
+  /// Its values, cycled; -inf hides a key.
+  std::vector<float> maskValues;
+
+  Shape queryShape() const { return {batch, heads, queries, headDim}; }
+  Shape keyShape(int64_t features) const {
+    return {batch, kvHeads, keys, features};
+  }
+  Shape resultShape() const { return {batch, heads, queries, valueDim}; }
+  HostTensor maskTensor() const {
+    return mask.empty() ? HostTensor{} : f32Values(mask, maskValues);
+  }
+  double scale() const { return 1.0 / std::sqrt(static_cast<double>(headDim)); }
+};
+
+/// Causal and not (each case runs both), fewer and more queries than keys,
+/// more keys, queries and value dims than one thread block covers,
+/// grouped-query and multi-query heads, masks broadcast over batch, heads
+/// or queries, and rows whose every key is masked.
+const std::vector<AttentionCase> &attentionCases() {
+  const float hidden = -INFINITY;
+  static const std::vector<AttentionCase> cases = {
+      {"square", 2, 2, 2, 4, 4, 8, 8, {}, {}},
+      {"decode", 1, 2, 2, 3, 7, 4, 6, {}, {}},
+      {"more-queries", 1, 1, 1, 5, 3, 4, 4, {}, {}},
+      {"long", 1, 2, 2, 7, 300, 16, 200, {}, {}},
+      {"many-queries", 1, 1, 1, 200, 150, 8, 140, {}, {}},
+      {"grouped", 2, 4, 2, 5, 6, 8, 4, {}, {}},
+      {"multi-query", 1, 3, 1, 4, 9, 4, 4, {}, {}},
+      {"padding-mask", 2, 4, 2, 5, 6, 8, 8, {2, 1, 1, 6},
+       {0, 0, 0, 0, hidden, hidden, 0, 0, 0, 0, 0, hidden}},
+      {"full-mask", 1, 2, 2, 4, 5, 4, 4, {1, 2, 4, 5},
+       {0.5f, -1.0f, hidden, 0, 2.0f, 0.25f, hidden}},
+      {"masked-rows", 1, 2, 1, 3, 4, 4, 4, {1, 1, 3, 4},
+       {hidden, hidden, hidden, hidden, 0, hidden, 1.0f, 0}},
+  };
+  return cases;
+}
+
 /// Buffers of one backend for one case, released at the end.
 class Buffers {
 public:
@@ -388,6 +432,17 @@ void checkCompute(Backend &cuda, Backend &cpu) {
       return m.read(t[1]);
     });
   }
+  {
+    // Row 0 is all -inf (zeros), row 1 partly.
+    const float hidden = -INFINITY;
+    HostTensor x = f32Values({2, 4}, {hidden, hidden, hidden, hidden, 1.0f,
+                                      hidden, -2.0f, 0.5f});
+    compare("softmax masked rows", cuda, cpu, [&](Backend &b, Buffers &m) {
+      TensorRef t[] = {m.input(x), m.output(PARCRT_F32, {2, 4})};
+      b.softmax(t, 1);
+      return m.read(t[1]);
+    });
+  }
 
   for (int64_t features : {8, 600}) {
     HostTensor x = f32({2, 3, features}, -2.0f, 3.0f), gamma = f32({features}),
@@ -449,31 +504,20 @@ void checkCompute(Backend &cuda, Backend &cpu) {
     });
   }
 
-  // Attention: causal and not, fewer and more queries than keys, and more
-  // keys and value dims than one thread block covers.
-  struct AttentionCase {
-    const char *name;
-    int64_t batch, heads, queries, keys, headDim, valueDim;
-  };
-  const AttentionCase attentionCases[] = {
-      {"square", 2, 2, 4, 4, 8, 8},
-      {"decode", 1, 2, 3, 7, 4, 6},
-      {"more-queries", 1, 1, 5, 3, 4, 4},
-      {"long", 1, 2, 7, 300, 16, 200},
-  };
-  for (const AttentionCase &c : attentionCases)
+  for (const AttentionCase &c : attentionCases())
     for (bool causal : {false, true}) {
-      HostTensor q = f32({c.batch, c.heads, c.queries, c.headDim});
-      HostTensor k = f32({c.batch, c.heads, c.keys, c.headDim});
-      HostTensor v = f32({c.batch, c.heads, c.keys, c.valueDim});
-      double scale = 1.0 / std::sqrt(static_cast<double>(c.headDim));
+      HostTensor q = f32(c.queryShape()), k = f32(c.keyShape(c.headDim)),
+                 v = f32(c.keyShape(c.valueDim)), mask = c.maskTensor();
+      bool hasMask = !c.mask.empty();
       compare(std::string("attention ") + c.name + (causal ? " causal" : ""),
               cuda, cpu, [&](Backend &b, Buffers &m) {
-                TensorRef t[] = {m.input(q), m.input(k), m.input(v),
-                                 m.output(PARCRT_F32, {c.batch, c.heads,
-                                                       c.queries, c.valueDim})};
-                b.attention(t, causal, scale);
-                return m.read(t[3]);
+                std::vector<TensorRef> t = {m.input(q), m.input(k),
+                                            m.input(v)};
+                if (hasMask)
+                  t.push_back(m.input(mask));
+                t.push_back(m.output(PARCRT_F32, c.resultShape()));
+                b.attention(t.data(), causal, hasMask, c.scale());
+                return m.read(t.back());
               });
     }
 
@@ -747,42 +791,29 @@ void checkGradients(Backend &cuda, Backend &cpu) {
     });
   }
 
-  // Attention gradients: as for attention, plus more queries than one
-  // thread block covers.
-  struct AttentionCase {
-    const char *name;
-    int64_t batch, heads, queries, keys, headDim, valueDim;
-  };
-  const AttentionCase attentionCases[] = {
-      {"square", 2, 2, 4, 4, 8, 8},
-      {"decode", 1, 2, 3, 7, 4, 6},
-      {"more-queries", 1, 1, 5, 3, 4, 4},
-      {"long", 1, 2, 7, 300, 16, 200},
-      {"many-queries", 1, 1, 200, 150, 8, 140},
-  };
-  for (const AttentionCase &c : attentionCases)
+  // Attention gradients: the forward's cases.
+  for (const AttentionCase &c : attentionCases())
     for (bool causal : {false, true}) {
-      Shape qShape = {c.batch, c.heads, c.queries, c.headDim};
-      Shape kShape = {c.batch, c.heads, c.keys, c.headDim};
-      Shape vShape = {c.batch, c.heads, c.keys, c.valueDim};
-      Shape gShape = {c.batch, c.heads, c.queries, c.valueDim};
+      Shape qShape = c.queryShape(), kShape = c.keyShape(c.headDim),
+            vShape = c.keyShape(c.valueDim);
       HostTensor q = f32(qShape), k = f32(kShape), v = f32(vShape),
-                 g = f32(gShape);
-      double scale = 1.0 / std::sqrt(static_cast<double>(c.headDim));
+                 g = f32(c.resultShape()), mask = c.maskTensor();
+      bool hasMask = !c.mask.empty();
       const char *results[] = {"dq", "dk", "dv"};
       for (int r = 0; r < 3; ++r)
         compare(std::string("attention_grad ") + results[r] + " " + c.name +
                     (causal ? " causal" : ""),
                 cuda, cpu, [&](Backend &b, Buffers &m) {
-                  TensorRef t[] = {m.input(q),
-                                   m.input(k),
-                                   m.input(v),
-                                   m.input(g),
-                                   m.output(PARCRT_F32, qShape),
-                                   m.output(PARCRT_F32, kShape),
-                                   m.output(PARCRT_F32, vShape)};
-                  b.attentionGrad(t, causal, scale);
-                  return m.read(t[4 + r]);
+                  std::vector<TensorRef> t = {m.input(q), m.input(k),
+                                              m.input(v), m.input(g)};
+                  if (hasMask)
+                    t.push_back(m.input(mask));
+                  size_t first = t.size();
+                  t.push_back(m.output(PARCRT_F32, qShape));
+                  t.push_back(m.output(PARCRT_F32, kShape));
+                  t.push_back(m.output(PARCRT_F32, vShape));
+                  b.attentionGrad(t.data(), causal, hasMask, c.scale());
+                  return m.read(t[first + r]);
                 });
     }
 

@@ -222,36 +222,44 @@ __global__ void embeddingGradKernel(const void *ids, int idType,
 __global__ void attentionGradQueryKernel(const float *q, const float *k,
                                          const float *v, const float *g,
                                          float *dq, float *stats,
-                                         int64_t queries, int64_t keys,
-                                         int64_t headDim, int64_t valueDim,
+                                         math::AttentionShape shape,
                                          bool causal, float scale) {
   __shared__ float dsTile[kAttentionThreads];
+  int64_t queries = shape.queries, keys = shape.keys,
+          headDim = shape.headDim, valueDim = shape.valueDim;
   int64_t row = blockIdx.x; // (b * H + h) * S + i
   int64_t i = row % queries, head = row / queries;
+  int64_t kvHead = shape.kvHeadOf(head);
   const float *qRow = q + row * headDim;
   const float *gRow = g + row * valueDim;
-  const float *kHead = k + head * keys * headDim;
-  const float *vHead = v + head * keys * valueDim;
+  const float *kHead = k + kvHead * keys * headDim;
+  const float *vHead = v + kvHead * keys * valueDim;
+  const float *maskRow = shape.maskRow(head, i);
   float *dqRow = dq + row * headDim;
+  auto score = [&](int64_t j) {
+    return scale * dot(qRow, kHead + j * headDim, headDim) +
+           (maskRow ? maskRow[j] : 0.0f);
+  };
   int64_t visible = math::visibleKeys(causal, i, queries, keys);
-  if (visible == 0) { // uniform over the block
+  float maxScore = -INFINITY;
+  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x)
+    maxScore = fmaxf(maxScore, score(j));
+  maxScore = blockReduce<true>(maxScore);
+  // No key seen, or only -inf scores (uniform over the block): no gradient,
+  // and stats under which the key kernel's weights are zero.
+  if (maxScore == -INFINITY) {
     for (int64_t d = threadIdx.x; d < headDim; d += blockDim.x)
       dqRow[d] = 0.0f;
     if (threadIdx.x == 0) {
-      stats[3 * row] = 0.0f;
+      stats[3 * row] = INFINITY;
       stats[3 * row + 1] = 1.0f;
       stats[3 * row + 2] = 0.0f;
     }
     return;
   }
-  float maxScore = -INFINITY;
-  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x)
-    maxScore = fmaxf(maxScore, scale * dot(qRow, kHead + j * headDim, headDim));
-  maxScore = blockReduce<true>(maxScore);
   float total = 0.0f, weighted = 0.0f;
   for (int64_t j = threadIdx.x; j < visible; j += blockDim.x) {
-    float e =
-        expf(scale * dot(qRow, kHead + j * headDim, headDim) - maxScore);
+    float e = expf(score(j) - maxScore);
     total += e;
     weighted += e * dot(gRow, vHead + j * valueDim, valueDim);
   }
@@ -269,9 +277,7 @@ __global__ void attentionGradQueryKernel(const float *q, const float *k,
       int64_t j = j0 + threadIdx.x;
       float ds = 0.0f;
       if (j < visible) {
-        float p =
-            expf(scale * dot(qRow, kHead + j * headDim, headDim) - maxScore) /
-            total;
+        float p = expf(score(j) - maxScore) / total;
         float dp = dot(gRow, vHead + j * valueDim, valueDim);
         ds = scale * p * (dp - weighted);
       }
@@ -288,23 +294,25 @@ __global__ void attentionGradQueryKernel(const float *q, const float *k,
   }
 }
 
-/// One block per (batch, head, key) row: dk and dv of that key, summed over
-/// the queries that see it (zeros where none does).
+/// One block per (batch, key/value head, key) row: dk and dv of that key,
+/// summed over the query heads of its group and the queries that see it
+/// (zeros where none does).
 __global__ void attentionGradKeyKernel(const float *q, const float *k,
                                        const float *v, const float *g,
                                        const float *stats, float *dk, float *dv,
-                                       int64_t queries, int64_t keys,
-                                       int64_t headDim, int64_t valueDim,
-                                       bool causal, float scale) {
+                                       math::AttentionShape shape, bool causal,
+                                       float scale) {
   __shared__ float pTile[kAttentionThreads];
   __shared__ float dsTile[kAttentionThreads];
-  int64_t row = blockIdx.x; // (b * H + h) * T + j
-  int64_t j = row % keys, head = row / keys;
+  int64_t queries = shape.queries, keys = shape.keys,
+          headDim = shape.headDim, valueDim = shape.valueDim;
+  int64_t group = shape.heads / shape.kvHeads;
+  int64_t row = blockIdx.x; // (b * Hkv + h) * T + j
+  int64_t j = row % keys, kvHead = row / keys;
+  int64_t firstHead = (kvHead / shape.kvHeads) * shape.heads +
+                      (kvHead % shape.kvHeads) * group;
   const float *kRow = k + row * headDim;
   const float *vRow = v + row * valueDim;
-  const float *qHead = q + head * queries * headDim;
-  const float *gHead = g + head * queries * valueDim;
-  const float *statsHead = stats + head * queries * 3;
   float *dkRow = dk + row * headDim;
   float *dvRow = dv + row * valueDim;
   // Query i sees key j iff j < visibleKeys(i): with causal masking, iff
@@ -314,26 +322,35 @@ __global__ void attentionGradKeyKernel(const float *q, const float *k,
   for (int64_t d0 = 0; d0 < width; d0 += blockDim.x) {
     int64_t d = d0 + threadIdx.x;
     float dkSum = 0.0f, dvSum = 0.0f;
-    for (int64_t i0 = first; i0 < queries; i0 += blockDim.x) {
-      int64_t i = i0 + threadIdx.x;
-      float p = 0.0f, ds = 0.0f;
-      if (i < queries) {
-        const float *s = statsHead + 3 * i;
-        p = expf(scale * dot(qHead + i * headDim, kRow, headDim) - s[0]) / s[1];
-        float dp = dot(gHead + i * valueDim, vRow, valueDim);
-        ds = scale * p * (dp - s[2]);
+    for (int64_t head = firstHead; head < firstHead + group; ++head) {
+      const float *qHead = q + head * queries * headDim;
+      const float *gHead = g + head * queries * valueDim;
+      const float *statsHead = stats + head * queries * 3;
+      for (int64_t i0 = first; i0 < queries; i0 += blockDim.x) {
+        int64_t i = i0 + threadIdx.x;
+        float p = 0.0f, ds = 0.0f;
+        if (i < queries) {
+          const float *s = statsHead + 3 * i;
+          const float *maskRow = shape.maskRow(head, i);
+          float score = scale * dot(qHead + i * headDim, kRow, headDim) +
+                        (maskRow ? maskRow[j] : 0.0f);
+          // A row without a finite score has stats[0] = +inf: p is 0.
+          p = expf(score - s[0]) / s[1];
+          float dp = dot(gHead + i * valueDim, vRow, valueDim);
+          ds = scale * p * (dp - s[2]);
+        }
+        pTile[threadIdx.x] = p;
+        dsTile[threadIdx.x] = ds;
+        __syncthreads();
+        int64_t tile = min(int64_t(blockDim.x), queries - i0);
+        for (int64_t ii = 0; ii < tile; ++ii) {
+          if (d < headDim)
+            dkSum += dsTile[ii] * qHead[(i0 + ii) * headDim + d];
+          if (d < valueDim)
+            dvSum += pTile[ii] * gHead[(i0 + ii) * valueDim + d];
+        }
+        __syncthreads();
       }
-      pTile[threadIdx.x] = p;
-      dsTile[threadIdx.x] = ds;
-      __syncthreads();
-      int64_t tile = min(int64_t(blockDim.x), queries - i0);
-      for (int64_t ii = 0; ii < tile; ++ii) {
-        if (d < headDim)
-          dkSum += dsTile[ii] * qHead[(i0 + ii) * headDim + d];
-        if (d < valueDim)
-          dvSum += pTile[ii] * gHead[(i0 + ii) * valueDim + d];
-      }
-      __syncthreads();
     }
     if (d < headDim)
       dkRow[d] = dkSum;
@@ -514,13 +531,15 @@ cudaError_t parcrt::cuda::launchEmbeddingGrad(const TensorRef *t,
 }
 
 cudaError_t parcrt::cuda::launchAttentionGrad(const TensorRef *t, bool causal,
-                                              double scale, float *scratch,
+                                              bool hasMask, double scale,
+                                              float *scratch,
                                               cudaStream_t stream) {
   const TensorRef &q = t[0], &k = t[1], &v = t[2];
-  int64_t heads = q.shape[0] * q.shape[1];
-  int64_t queries = q.shape[2], keys = k.shape[2];
-  int64_t headDim = q.shape[3], valueDim = v.shape[3];
-  int64_t queryRows = heads * queries, keyRows = heads * keys;
+  math::AttentionShape shape =
+      math::attentionShape(q, k, v, hasMask ? &t[4] : nullptr);
+  const TensorRef *results = t + (hasMask ? 5 : 4);
+  int64_t queryRows = shape.batch * shape.heads * shape.queries;
+  int64_t keyRows = shape.batch * shape.kvHeads * shape.keys;
   if (!fitsGrid(queryRows) || !fitsGrid(keyRows))
     return cudaErrorInvalidConfiguration;
   const float *qData = static_cast<const float *>(q.data);
@@ -531,18 +550,18 @@ cudaError_t parcrt::cuda::launchAttentionGrad(const TensorRef *t, bool causal,
   if (queryRows > 0) {
     attentionGradQueryKernel<<<static_cast<unsigned>(queryRows),
                                kAttentionThreads, 0, stream>>>(
-        qData, kData, vData, gData, static_cast<float *>(t[4].data), scratch,
-        queries, keys, headDim, valueDim, causal, s);
+        qData, kData, vData, gData, static_cast<float *>(results[0].data),
+        scratch, shape, causal, s);
     cudaError_t status = cudaGetLastError();
     if (status != cudaSuccess)
       return status;
   }
-  if (keyRows > 0 && (headDim > 0 || valueDim > 0)) {
+  if (keyRows > 0 && (shape.headDim > 0 || shape.valueDim > 0)) {
     attentionGradKeyKernel<<<static_cast<unsigned>(keyRows), kAttentionThreads,
                              0, stream>>>(
-        qData, kData, vData, gData, scratch, static_cast<float *>(t[5].data),
-        static_cast<float *>(t[6].data), queries, keys, headDim, valueDim,
-        causal, s);
+        qData, kData, vData, gData, scratch,
+        static_cast<float *>(results[1].data),
+        static_cast<float *>(results[2].data), shape, causal, s);
     return cudaGetLastError();
   }
   return cudaSuccess;

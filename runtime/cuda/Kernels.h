@@ -68,9 +68,10 @@ cudaError_t launchEmbedding(const TensorRef *t, bool hasShard, int *errors,
 cudaError_t launchTake(const TensorRef *t, bool hasShard, int *errors,
                        cudaStream_t stream);
 
-/// t = {q [B,H,S,D], k [B,H,T,D], v [B,H,T,E], result [B,H,S,E]} (f32).
-cudaError_t launchAttention(const TensorRef *t, bool causal, double scale,
-                            cudaStream_t stream);
+/// t = {q [B,H,S,D], k [B,Hkv,T,D], v [B,Hkv,T,E], [mask [B|1,H|1,S|1,T]],
+/// result [B,H,S,E]} (f32).
+cudaError_t launchAttention(const TensorRef *t, bool causal, bool hasMask,
+                            double scale, cudaStream_t stream);
 
 /// t = {logits [S.., C] f32, labels [S..] i32/i64, result scalar f32};
 /// `scratch` holds at least one float per position. A label outside
@@ -134,10 +135,11 @@ cudaError_t launchRmsNormGrad(const TensorRef *t, double epsilon,
 /// outside [0, V) sets kEmbeddingGradIdError; with one it is skipped.
 cudaError_t launchEmbeddingGrad(const TensorRef *t, bool hasShard, int *errors,
                                 cudaStream_t stream);
-/// t = {q [B,H,S,D], k [B,H,T,D], v [B,H,T,E], g [B,H,S,E], dq, dk, dv};
-/// `scratch` holds at least three floats per query row (B*H*S).
-cudaError_t launchAttentionGrad(const TensorRef *t, bool causal, double scale,
-                                float *scratch, cudaStream_t stream);
+/// t = {q [B,H,S,D], k [B,Hkv,T,D], v [B,Hkv,T,E], g [B,H,S,E], [mask],
+/// dq, dk, dv}; `scratch` holds at least three floats per query row (B*H*S).
+cudaError_t launchAttentionGrad(const TensorRef *t, bool causal, bool hasMask,
+                                double scale, float *scratch,
+                                cudaStream_t stream);
 /// t = {logits [S.., C], labels [S..] (i32/i64), g (scalar), [normalizer
 /// [S..], shard], result [S.., C]}: (softmax(logits) - onehot(labels)) * g
 /// / count. Without a shard, a label outside [0, C) gives a NaN row and sets

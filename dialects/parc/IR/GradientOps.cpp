@@ -163,8 +163,11 @@ LogicalResult AttentionGradOp::inferReturnTypes(
     SmallVectorImpl<Type> &results) {
   // The forward op's rules check query, key and value.
   SmallVector<Type> forward;
-  AttentionOp::Adaptor forwardAdaptor(
-      ValueRange{adaptor.getQuery(), adaptor.getKey(), adaptor.getValue()});
+  SmallVector<Value> forwardOperands = {adaptor.getQuery(), adaptor.getKey(),
+                                        adaptor.getValue()};
+  if (adaptor.getMask())
+    forwardOperands.push_back(adaptor.getMask());
+  AttentionOp::Adaptor forwardAdaptor(forwardOperands);
   if (failed(AttentionOp::inferReturnTypes(context, loc, forwardAdaptor,
                                            forward)))
     return failure();

@@ -8,7 +8,9 @@
 
 #include "parc/IR/ParcOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace mlir::parc;
@@ -255,11 +257,43 @@ Gradients RmsNormOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   return SmallVector<Value>(grad.getResults());
 }
 
+/// Whether `value` is computed from a parameter argument of its function.
+static bool dependsOnParameter(Value value) {
+  SmallVector<Value> pending = {value};
+  llvm::DenseSet<Value> seen;
+  while (!pending.empty()) {
+    Value next = pending.pop_back_val();
+    if (!seen.insert(next).second)
+      continue;
+    if (auto argument = dyn_cast<BlockArgument>(next)) {
+      auto func = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
+      auto role = func ? func.getArgAttrOfType<StringAttr>(
+                             argument.getArgNumber(),
+                             ParcDialect::kRoleAttrName)
+                       : StringAttr();
+      if (role && role.getValue() == "param")
+        return true;
+      continue;
+    }
+    llvm::append_range(pending, next.getDefiningOp()->getOperands());
+  }
+  return false;
+}
+
 Gradients AttentionOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  // A learned additive bias (T5's relative positions, ALiBi's trained
+  // slopes) would need the scores' gradient, which the fused op does not
+  // produce.
+  if (getMask() && dependsOnParameter(getMask()))
+    return emitOpError("has a mask computed from parameters; parc does not "
+                       "differentiate attention's mask");
   auto grad = AttentionGradOp::create(b, getLoc(), getQuery(), getKey(),
-                                      getValue(), gradients[0], getCausal(),
-                                      getScale());
-  return SmallVector<Value>(grad.getResults());
+                                      getValue(), gradients[0], getMask(),
+                                      getCausal(), getScale());
+  SmallVector<Value> operandGradients(grad.getResults());
+  if (getMask())
+    operandGradients.push_back(Value());
+  return operandGradients;
 }
 
 Gradients CrossEntropyOp::buildGradients(OpBuilder &b, ValueRange gradients) {

@@ -611,8 +611,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
       failed(sameElementType<AttentionOp>(loc, *query, "query", *value,
                                           "value")))
     return failure();
-  // key and query share batch, heads and head_dim; key and value share
-  // batch, heads and the key sequence.
+  // key and query share batch and head_dim; key and value share batch,
+  // heads and the key sequence.
   struct DimPair {
     RankedTensorType a;
     const char *aName;
@@ -621,7 +621,6 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
     int64_t dim;
   };
   for (const DimPair &pair : {DimPair{*key, "key", *query, "query", 0},
-                              DimPair{*key, "key", *query, "query", 1},
                               DimPair{*key, "key", *query, "query", 3},
                               DimPair{*value, "value", *key, "key", 0},
                               DimPair{*value, "value", *key, "key", 1},
@@ -631,6 +630,36 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
           loc, "'{0}' dimension {1} has size {2} but '{3}' has size {4}",
           pair.aName, pair.dim, pair.a.getDimSize(pair.dim), pair.bName,
           pair.b.getDimSize(pair.dim));
+  int64_t heads = query->getDimSize(1), kvHeads = key->getDimSize(1);
+  if (kvHeads == 0 ? heads != 0 : heads % kvHeads != 0)
+    return shapeError<AttentionOp>(
+        loc,
+        "the key's {0} heads must divide the query's {1} (grouped-query "
+        "attention)",
+        kvHeads, heads);
+  if (adaptor.getMask()) {
+    FailureOr<RankedTensorType> mask =
+        tensorOperand<AttentionOp>(loc, adaptor.getMask(), "mask");
+    if (failed(mask) ||
+        failed(sameElementType<AttentionOp>(loc, *query, "query", *mask,
+                                            "mask")))
+      return failure();
+    // [batch or 1, heads or 1, seq or 1, kv_seq].
+    SmallVector<int64_t> scores = {query->getDimSize(0), heads,
+                                   query->getDimSize(2), key->getDimSize(2)};
+    if (mask->getRank() != 4)
+      return shapeError<AttentionOp>(
+          loc, "'mask' must be [batch, heads, seq, kv_seq], got rank {0}",
+          mask->getRank());
+    for (int64_t dim = 0; dim < 4; ++dim) {
+      int64_t size = mask->getDimSize(dim);
+      if (size != scores[dim] && (size != 1 || dim == 3))
+        return shapeError<AttentionOp>(
+            loc,
+            "'mask' dimension {0} has size {1}; the scores' is {2}{3}", dim,
+            size, scores[dim], dim == 3 ? "" : " (or 1 to broadcast)");
+    }
+  }
   SmallVector<int64_t> shape(query->getShape());
   shape[3] = value->getDimSize(3);
   results.push_back(RankedTensorType::get(shape, query->getElementType()));

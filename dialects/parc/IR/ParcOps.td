@@ -163,6 +163,11 @@ def Parc_SoftmaxOp : Parc_Op<"softmax", [SameOperandsAndResultType,
     DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
                               ["getShardingRule"]>]> {
   let summary = "numerically stable softmax along one axis";
+  let description = [{
+    exp(x - max) / sum(exp(x - max)) along `axis`; a line whose every
+    element is -inf (attention with every key masked) is all zeros, as
+    PyTorch's exported `Where(IsNaN(softmax), 0, softmax)` makes it.
+  }];
   let arguments = (ins Parc_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Parc_FloatTensor:$result);
   let assemblyFormat = "$input `axis` `=` $axis attr-dict `:` type($input)";
@@ -327,17 +332,25 @@ def Parc_AttentionOp : Parc_ShapedOp<"attention",
     [DeclareOpInterfaceMethods<Parc_UnfusedTrafficOpInterface>]> {
   let summary = "scaled dot-product attention, heads as a dimension";
   let description = [{
-    q is [batch, heads, seq, head_dim], k and v are [batch, heads, kv_seq,
-    head_dim]. Computes softmax(scale * q k^T + mask) v where `causal` masks
-    key j > query i (queries aligned to the end of the key sequence).
+    q is [batch, heads, seq, head_dim], k and v are [batch, kv_heads, kv_seq,
+    head_dim] where kv_heads divides heads: query head h reads key/value
+    head h / (heads / kv_heads) (grouped-query attention; multi-head when
+    they are equal, multi-query when kv_heads is 1). Computes
+    softmax(scale * q k^T + mask) v, where the optional additive `mask` is
+    [batch or 1, heads or 1, seq or 1, kv_seq] (broadcast over the size-1
+    dimensions; -inf hides a key) and `causal` hides key j > query i
+    (queries aligned to the end of the key sequence). A query that sees no
+    key, or whose every visible score is -inf, outputs zeros (as PyTorch's
+    exported `Where(IsNaN(softmax), 0, softmax)` gives).
   }];
   let arguments = (ins Parc_FloatTensor:$query, Parc_FloatTensor:$key,
-                       Parc_FloatTensor:$value, UnitAttr:$causal,
-                       F64Attr:$scale);
+                       Parc_FloatTensor:$value, Optional<Parc_FloatTensor>:$mask,
+                       UnitAttr:$causal, F64Attr:$scale);
   let results = (outs Parc_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`causal` $causal^)? `scale` `=` $scale attr-dict
-    `:` type($query) `,` type($key) `,` type($value)
+    $query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)? `scale`
+    `=` $scale attr-dict `:` type($query) `,` type($key) `,` type($value)
+    (`,` type($mask)^)?
   }];
 }
 
@@ -472,16 +485,22 @@ def Parc_EmbeddingGradOp : Parc_Op<"embedding_grad", [
 def Parc_AttentionGradOp : Parc_ShapedOp<"attention_grad",
     [DeclareOpInterfaceMethods<Parc_UnfusedTrafficOpInterface>]> {
   let summary = "gradients of attention: query, key and value";
+  let description = [{
+    The gradients of parc.attention with respect to q, k and v (a mask is
+    an input, not differentiated); a key/value head's gradient sums over the
+    query heads of its group.
+  }];
   let arguments = (ins Parc_FloatTensor:$query, Parc_FloatTensor:$key,
                        Parc_FloatTensor:$value, Parc_FloatTensor:$gradient,
-                       UnitAttr:$causal, F64Attr:$scale);
+                       Optional<Parc_FloatTensor>:$mask, UnitAttr:$causal,
+                       F64Attr:$scale);
   let results = (outs Parc_FloatTensor:$query_grad,
                       Parc_FloatTensor:$key_grad,
                       Parc_FloatTensor:$value_grad);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $gradient (`causal` $causal^)? `scale` `=`
-    $scale attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
-    type($gradient)
+    $query `,` $key `,` $value `,` $gradient (`mask` $mask^)?
+    (`causal` $causal^)? `scale` `=` $scale attr-dict `:` type($query) `,`
+    type($key) `,` type($value) `,` type($gradient) (`,` type($mask)^)?
   }];
 }
 

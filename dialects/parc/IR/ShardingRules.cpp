@@ -335,36 +335,56 @@ ShardingRule ConstantOp::getShardingRule() {
   return rule;
 }
 
-/// The tensors of attention (query, key, value and output): batch and heads
-/// split freely; a query's keys and features stay whole.
+/// The tensors of attention (query, key, value, output and mask): batch and
+/// heads split freely; a query's keys and features stay whole. Query heads
+/// are [kv_heads, group] (major to minor), so sharding them shards the
+/// key/value heads with them (grouped-query attention).
 struct AttentionFactors {
-  TensorFactors query, key, value, output;
+  TensorFactors query, key, value, output, mask;
 };
 
 static AttentionFactors addAttentionFactors(ShardingRule &rule,
                                             ArrayRef<int64_t> q,
                                             ArrayRef<int64_t> k,
-                                            ArrayRef<int64_t> v) {
+                                            ArrayRef<int64_t> v,
+                                            Value maskValue) {
   int64_t batch = rule.addFactor(q[0], FactorKind::Parallel);
-  int64_t heads = rule.addFactor(q[1], FactorKind::Parallel);
+  int64_t kvHeads = rule.addFactor(k[1], FactorKind::Parallel);
+  DimFactors heads = {kvHeads};
+  if (k[1] != 0 && q[1] / k[1] > 1)
+    heads.push_back(rule.addFactor(q[1] / k[1], FactorKind::Parallel));
   int64_t queries = rule.addFactor(q[2], FactorKind::Replicated);
   int64_t keys = rule.addFactor(k[2], FactorKind::Replicated);
   int64_t features = rule.addFactor(q[3], FactorKind::Replicated);
   int64_t valueFeatures = rule.addFactor(v[3], FactorKind::Replicated);
-  return {{{batch}, {heads}, {queries}, {features}},
-          {{batch}, {heads}, {keys}, {features}},
-          {{batch}, {heads}, {keys}, {valueFeatures}},
-          {{batch}, {heads}, {queries}, {valueFeatures}}};
+  AttentionFactors t = {{{batch}, heads, {queries}, {features}},
+                        {{batch}, {kvHeads}, {keys}, {features}},
+                        {{batch}, {kvHeads}, {keys}, {valueFeatures}},
+                        {{batch}, heads, {queries}, {valueFeatures}},
+                        {}};
+  if (maskValue) {
+    // Broadcast dimensions (size 1 where the scores' is not) span nothing.
+    ArrayRef<int64_t> mask =
+        cast<RankedTensorType>(maskValue.getType()).getShape();
+    SmallVector<int64_t> scores = {q[0], q[1], q[2], k[2]};
+    SmallVector<DimFactors> scoreFactors = {{batch}, heads, {queries}, {keys}};
+    for (int64_t dim = 0; dim < 4; ++dim)
+      t.mask.push_back(mask[dim] == scores[dim] ? scoreFactors[dim]
+                                                : DimFactors());
+  }
+  return t;
 }
 
 ShardingRule AttentionOp::getShardingRule() {
   ShardingRule rule;
   AttentionFactors t = addAttentionFactors(
       rule, getQuery().getType().getShape(), getKey().getType().getShape(),
-      getValue().getType().getShape());
+      getValue().getType().getShape(), getMask());
   rule.addOperand(t.query);
   rule.addOperand(t.key);
   rule.addOperand(t.value);
+  if (getMask())
+    rule.addOperand(t.mask);
   rule.addResult(t.output);
   return rule;
 }
@@ -477,11 +497,13 @@ ShardingRule AttentionGradOp::getShardingRule() {
   ShardingRule rule;
   AttentionFactors t = addAttentionFactors(
       rule, getQuery().getType().getShape(), getKey().getType().getShape(),
-      getValue().getType().getShape());
+      getValue().getType().getShape(), getMask());
   rule.addOperand(t.query);
   rule.addOperand(t.key);
   rule.addOperand(t.value);
   rule.addOperand(t.output);
+  if (getMask())
+    rule.addOperand(t.mask);
   rule.addResult(t.query);
   rule.addResult(t.key);
   rule.addResult(t.value);

@@ -342,9 +342,49 @@ func.func @attention_rank(%q: tensor<2x8x16xf32>, %k: tensor<2x4x8x16xf32>) {
 
 // -----
 
-func.func @attention_heads(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>) {
-  // expected-error @+1 {{'parc.attention' op 'key' dimension 1 has size 2 but 'query' has size 4}}
-  %0 = parc.attention %q, %k, %k causal scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>
+func.func @attention_heads(%q: tensor<2x3x8x16xf32>, %k: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'parc.attention' op the key's 2 heads must divide the query's 3 (grouped-query attention)}}
+  %0 = parc.attention %q, %k, %k causal scale = 0.25 : tensor<2x3x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_value_heads(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x4x8x16xf32>) {
+  // expected-error @+1 {{'parc.attention' op 'value' dimension 1 has size 4 but 'key' has size 2}}
+  %0 = parc.attention %q, %k, %v scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_rank(%q: tensor<2x4x8x16xf32>, %m: tensor<8x8xf32>) {
+  // expected-error @+1 {{'parc.attention' op 'mask' must be [batch, heads, seq, kv_seq], got rank 2}}
+  %0 = parc.attention %q, %q, %q mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_heads(%q: tensor<2x4x8x16xf32>, %m: tensor<2x2x8x8xf32>) {
+  // expected-error @+1 {{'parc.attention' op 'mask' dimension 1 has size 2; the scores' is 4 (or 1 to broadcast)}}
+  %0 = parc.attention %q, %q, %q mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_keys(%q: tensor<2x4x8x16xf32>, %m: tensor<2x1x1x1xf32>) {
+  // expected-error @+1 {{'parc.attention' op 'mask' dimension 3 has size 1; the scores' is 8}}
+  %0 = parc.attention %q, %q, %q mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x1x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_type(%q: tensor<2x4x8x16xf32>, %m: tensor<2x1x1x8xf16>) {
+  // expected-error @+1 {{'parc.attention' op}}
+  %0 = parc.attention %q, %q, %q mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x1x1x8xf16>
   return
 }
 

@@ -81,6 +81,11 @@ func.func @attention_and_loss(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x4x12x16xf3
   %0 = parc.attention %q, %kv, %kv causal scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x16xf32>
   // CHECK: parc.attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.000000e+00 :
   %1 = parc.attention %q, %kv, %kv scale = 1.0 : tensor<2x4x8x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x16xf32>
+  // Grouped-query heads and a padding mask broadcast over heads and queries.
+  // CHECK: parc.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} causal scale = 2.500000e-01 : tensor<2x4x8x16xf32>, tensor<2x2x12x16xf32>, tensor<2x2x12x16xf32>, tensor<2x1x1x12xf32>
+  %gkv = parc.slice %kv offsets [0, 0, 0, 0] sizes [2, 2, 12, 16] strides [1, 1, 1, 1] : tensor<2x4x12x16xf32> -> tensor<2x2x12x16xf32>
+  %mask = parc.constant dense<0.0> : tensor<2x1x1x12xf32>
+  %g = parc.attention %q, %gkv, %gkv mask %mask causal scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x2x12x16xf32>, tensor<2x2x12x16xf32>, tensor<2x1x1x12xf32>
   // CHECK: parc.cross_entropy %{{.*}}, %{{.*}} : tensor<2x4x8x16xf32>, tensor<2x4x8xi64> -> tensor<f32>
   %2 = parc.cross_entropy %1, %labels : tensor<2x4x8x16xf32>, tensor<2x4x8xi64> -> tensor<f32>
   return %2 : tensor<f32>

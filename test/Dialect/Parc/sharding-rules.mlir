@@ -47,5 +47,11 @@ func.func @rules(%x: tensor<2x8x16xf32>, %w: tensor<16x32xf32>, %wt: tensor<32x1
   %16 = parc.attention %q, %kv, %kv causal scale = 0.5 : tensor<2x4x8x4xf32>, tensor<2x4x6x4xf32>, tensor<2x4x6x4xf32>
   // CHECK: parc.cross_entropy {{.*}}parc.sharding_rule = "([i, j, k], [i, j]) -> ([]) {i=2 reduction local-rewrite, j=8 reduction local-rewrite, k=16 reduction local-rewrite}"
   %17 = parc.cross_entropy %x, %ids : tensor<2x8x16xf32>, tensor<2x8xi64> -> tensor<f32>
+  // Grouped-query heads are [kv heads, group]; a padding mask spans batch
+  // and keys only.
+  %gkv = parc.slice %kv offsets [0, 0, 0, 0] sizes [2, 2, 6, 4] strides [1, 1, 1, 1] : tensor<2x4x6x4xf32> -> tensor<2x2x6x4xf32>
+  %pad = parc.constant dense<0.0> : tensor<2x1x1x6xf32>
+  // CHECK: parc.attention {{.*}}parc.sharding_rule = "([i, j*k, l, n], [i, j, m, n], [i, j, m, o], [i, _, _, m]) -> ([i, j*k, l, o]) {i=2, j=2, k=2, l=8 replicated, m=6 replicated, n=4 replicated, o=4 replicated}"
+  %18 = parc.attention %q, %gkv, %gkv mask %pad causal scale = 0.5 : tensor<2x4x8x4xf32>, tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>, tensor<2x1x1x6xf32>
   return
 }

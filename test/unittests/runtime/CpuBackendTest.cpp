@@ -215,7 +215,7 @@ TEST_F(CpuBackendTest, RmsNorm) {
 TEST_F(CpuBackendTest, CausalAttentionMasksFutureKeys) {
   HostTensor q({1, 1, 2, 1}, {1, 2}), k({1, 1, 2, 1}, {1, 3}),
       v({1, 1, 2, 1}, {10, 20}), out({1, 1, 2, 1});
-  backend->attention(refs({&q, &k, &v, &out}).data(), true, 0.5);
+  backend->attention(refs({&q, &k, &v, &out}).data(), true, false, 0.5);
   double w0 = std::exp(1.0), w1 = std::exp(3.0);
   expectNear(out.values(), {10, (10 * w0 + 20 * w1) / (w0 + w1)}, 1e-5);
 }
@@ -224,14 +224,14 @@ TEST_F(CpuBackendTest, CausalAttentionAlignsQueriesWithTheLastKeys) {
   // One query, two keys: the query is the last position and sees both.
   HostTensor q({1, 1, 1, 1}, {0}), k({1, 1, 2, 1}, {0, 0}),
       v({1, 1, 2, 1}, {2, 4}), out({1, 1, 1, 1});
-  backend->attention(refs({&q, &k, &v, &out}).data(), true, 1.0);
+  backend->attention(refs({&q, &k, &v, &out}).data(), true, false, 1.0);
   expectNear(out.values(), {3});
 }
 
 TEST_F(CpuBackendTest, NonCausalAttentionSeesAllKeys) {
   HostTensor q({1, 1, 1, 1}, {1}), k({1, 1, 2, 1}, {0, 0}),
       v({1, 1, 2, 2}, {1, 2, 3, 4}), out({1, 1, 1, 2});
-  backend->attention(refs({&q, &k, &v, &out}).data(), false, 1.0);
+  backend->attention(refs({&q, &k, &v, &out}).data(), false, false, 1.0);
   expectNear(out.values(), {2, 3});
 }
 
@@ -634,7 +634,7 @@ TEST_F(CpuBackendTest, AttentionGradWithOneKeyPassesTheGradientToV) {
       v({1, 1, 1, 3}, {1, 2, 3}), g({1, 1, 1, 3}, {4, -5, 6}),
       dq({1, 1, 1, 2}, {9, 9}), dk({1, 1, 1, 2}, {9, 9}), dv({1, 1, 1, 3});
   backend->attentionGrad(refs({&q, &k, &v, &g, &dq, &dk, &dv}).data(), true,
-                         0.7);
+                         false, 0.7);
   expectNear(dv.values(), {4, -5, 6});
   expectNear(dq.values(), {0, 0});
   expectNear(dk.values(), {0, 0});
@@ -677,7 +677,7 @@ TEST_F(CpuBackendTest, AttentionGradMatchesFiniteDifferences) {
         dv({1, 1, 3, 2});
     double scale = 0.8;
     backend->attentionGrad(refs({&q, &k, &v, &g, &dq, &dk, &dv}).data(), causal,
-                           scale);
+                           false, scale);
     auto with = [&](int which) {
       return [&, which](const std::vector<double> &x) {
         return attentionReference(which == 0 ? x : qs, which == 1 ? x : ks,
@@ -697,7 +697,7 @@ TEST_F(CpuBackendTest, CausalAttentionGradOfAQueryThatSeesNoKeyIsZero) {
       v({1, 1, 1, 1}, {4}), g({1, 1, 2, 1}, {5, 6}), dq({1, 1, 2, 1}, {9, 9}),
       dk({1, 1, 1, 1}), dv({1, 1, 1, 1});
   backend->attentionGrad(refs({&q, &k, &v, &g, &dq, &dk, &dv}).data(), true,
-                         1.0);
+                         false, 1.0);
   expectNear(dq.values(), {0, 0});
   expectNear(dv.values(), {6});
 }
