@@ -153,6 +153,9 @@ private:
   llvm::StringMap<KnownTensor> known;
   /// The float initializers: known, but arguments, never folded.
   llvm::StringSet<> parameters;
+  /// IsNaN outputs, by the name of the tensor each tests; only a Where over
+  /// a softmax reads them.
+  llvm::StringMap<std::string> nanTests;
 };
 
 } // namespace mlir::parc::onnx_import

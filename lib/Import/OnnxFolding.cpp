@@ -17,6 +17,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -31,12 +32,13 @@ static constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
 static const StringRef kFoldedOps[] = {
     "Abs",   "Add",   "And",      "Cast",           "Ceil",      "Concat",
     "ConstantOfShape", "Cos",     "Div",            "Equal",     "Exp",
-    "Expand", "Floor", "Gather",  "Greater",        "GreaterOrEqual",
+    "Expand", "Floor", "Gather",  "GatherElements", "Greater",
+    "GreaterOrEqual",
     "Identity", "Less", "LessOrEqual", "Log",       "Max",       "Min",
     "Mod",   "Mul",   "Neg",      "Not",            "Or",        "Pow",
     "Range", "Reciprocal", "Reshape", "Shape",      "Sin",       "Size",
-    "Slice", "Sqrt",  "Squeeze",  "Sub",            "Transpose", "Unsqueeze",
-    "Where", "Xor"};
+    "Slice", "Sqrt",  "Squeeze",  "Sub",            "Transpose", "Trilu",
+    "Unsqueeze", "Where", "Xor"};
 // clang-format on
 
 ArrayRef<StringRef> Importer::getFoldedOps() { return kFoldedOps; }
@@ -465,13 +467,17 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
         result.integers.push_back(value != 0);
         continue;
       }
-      // Float to integer truncates toward zero; out of range is an error.
-      double limit =
-          target->isInteger(32) ? 2147483648.0 : 9223372036854775808.0;
-      if (!(value > -limit - 1 && value < limit))
-        return fail() << "casts " << value << " to " << *target
-                      << ", which cannot hold it";
-      result.integers.push_back(static_cast<int64_t>(std::trunc(value)));
+      // Float to integer truncates toward zero. ONNX leaves out-of-range
+      // values (inf, NaN) undefined; they become the type's minimum, as
+      // x86's conversion and so PyTorch on the CPU give them (T5's
+      // relative-position buckets cast log(0) = -inf and mask it off).
+      bool narrow = target->isInteger(32);
+      double limit = narrow ? 2147483648.0 : 9223372036854775808.0;
+      int64_t minimum = narrow ? std::numeric_limits<int32_t>::min()
+                               : std::numeric_limits<int64_t>::min();
+      result.integers.push_back(value > -limit - 1 && value < limit
+                                    ? static_cast<int64_t>(std::trunc(value))
+                                    : minimum);
     }
     return define(std::move(result));
   }
@@ -651,6 +657,68 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
     return gather(*result, [&](int64_t i) {
       return broadcastIndex(shape, *result, strides, i);
     });
+  }
+
+  // BERT's token type ids: a constant buffer gathered by position.
+  if (op == "GatherElements") {
+    std::optional<SmallVector<int64_t>> indices = intsOf(1);
+    if (!indices)
+      return false;
+    ArrayRef<int64_t> indexShape = inputs[1]->type.getShape();
+    std::optional<int64_t> axis = axisIn(intAttr(node, "axis", 0), rank);
+    if (!axis)
+      return fail() << "has an axis out of range";
+    if (static_cast<int64_t>(indexShape.size()) != rank)
+      return fail() << "its indices have rank " << indexShape.size()
+                    << ", its data " << rank;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *axis && indexShape[d] > shape[d])
+        return fail() << "its indices' dimension " << d << " (" << indexShape[d]
+                      << ") exceeds the data's (" << shape[d] << ")";
+    for (int64_t index : *indices)
+      if (index < -shape[*axis] || index >= shape[*axis])
+        return fail() << "index " << index << " is out of range [-"
+                      << shape[*axis] << ", " << shape[*axis] << ")";
+    SmallVector<int64_t> outStrides = stridesOf(indexShape),
+                         inStrides = stridesOf(shape);
+    return gather(indexShape, [&](int64_t i) {
+      int64_t from = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t coordinate = (i / outStrides[d]) % indexShape[d];
+        if (d == *axis) {
+          coordinate = (*indices)[i];
+          if (coordinate < 0)
+            coordinate += shape[d];
+        }
+        from += coordinate * inStrides[d];
+      }
+      return from;
+    });
+  }
+
+  // A causal mask built from a constant (torch.tril of ones).
+  if (op == "Trilu") {
+    if (rank < 2)
+      return fail() << "input has rank < 2";
+    int64_t k = 0;
+    if (std::optional<SmallVector<int64_t>> given = intsOf(1)) {
+      if (given->size() != 1)
+        return fail() << "its k must hold one integer";
+      k = (*given)[0];
+    }
+    bool upper = intAttr(node, "upper", 1) != 0;
+    int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+    KnownTensor out = first;
+    for (int64_t n = 0; n < first.size(); ++n) {
+      int64_t i = n / cols % rows, j = n % cols;
+      if (upper ? j - i < k : j - i > k) {
+        if (first.isInteger())
+          out.integers[n] = 0;
+        else
+          out.values[n] = 0.0;
+      }
+    }
+    return define(std::move(out));
   }
 
   if (op == "Concat") {

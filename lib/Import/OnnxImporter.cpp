@@ -52,7 +52,7 @@ static const StringRef kSupportedOps[] = {
     "Add",        "Cast",            "Concat",     "Constant",
     "Div",        "Erf",             "Exp",        "Expand",
     "Flatten",    "Gather",          "Gelu",       "Gemm",
-    "Identity",
+    "Identity",   "IsNaN",
     "LayerNormalization",            "Log",        "LogSoftmax",
     "MatMul",     "Mul",             "Neg",        "Pow",
     "Reciprocal", "ReduceLogSumExp", "ReduceMax",  "ReduceMean",
@@ -518,6 +518,11 @@ FailureOr<Value> Importer::operand(const onnx::NodeProto &node, int index) {
     values[name] = materialized;
     return materialized;
   }
+  if (nanTests.count(name))
+    return unsupported(node, "'" + name +
+                                 "' is an IsNaN, which imports only as the "
+                                 "condition of Where(IsNaN(s), 0, s) over a "
+                                 "Softmax s");
   return nodeError(node) << "input '" << name << "' is not defined";
 }
 
@@ -1314,6 +1319,31 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
     define(node, 0, *input);
     return success();
   }
+  if (op == "IsNaN") {
+    // Only in `Where(IsNaN(s), 0, s)` over a softmax s, which the SDPA
+    // decompositions of both torch exporters emit: parc.softmax makes a
+    // line of -inf zeros already, so that Where is s (see Where below).
+    if (!hasOperand(node, 0))
+      return nodeError(node) << "input 0 is missing";
+    nanTests[node.output(0)] = node.input(0);
+    return success();
+  }
+  if (op == "Where" && nanTests.count(node.input(0))) {
+    const std::string &tested = nanTests[node.input(0)];
+    auto tensor = hasOperand(node, 1) ? known.find(node.input(1)) : known.end();
+    bool zero =
+        tensor != known.end() && tensor->second.size() > 0 &&
+        llvm::all_of(llvm::seq<int64_t>(0, tensor->second.size()),
+                     [&](int64_t i) { return tensor->second.at(i) == 0; });
+    auto value =
+        hasOperand(node, 2) ? values.find(node.input(2)) : values.end();
+    if (!zero || node.input(2) != tested || value == values.end() ||
+        !value->second.getDefiningOp<SoftmaxOp>())
+      return unsupported(node, "IsNaN imports only as the condition of "
+                               "Where(IsNaN(s), 0, s) over a Softmax s");
+    define(node, 0, value->second);
+    return success();
+  }
   if (op == "Where") {
     FailureOr<Value> condition = operand(node, 0), lhs = operand(node, 1),
                      rhs = operand(node, 2);
@@ -1378,8 +1408,9 @@ LogicalResult Importer::buildFunction() {
                                 << "', which is not a graph input";
   }
 
-  // Float initializers are parameters; integer ones (shapes, indices) are
-  // constants.
+  // Float initializers are parameters; integer ones (shapes, indices) and
+  // single floats (the scales and fill values torch's dynamo exporter
+  // stores as initializers) are constants.
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
   SmallVector<std::string> argNames;
@@ -1398,7 +1429,8 @@ LogicalResult Importer::buildFunction() {
         readTensor(tensor, "initializer '" + tensor.name() + "'");
     if (failed(read))
       return failure();
-    if (isa<FloatType>(read->type.getElementType())) {
+    if (isa<FloatType>(read->type.getElementType()) &&
+        read->type.getNumElements() != 1) {
       addArgument(tensor.name(), read->type, "param");
       parameters.insert(tensor.name());
       if (weights)
@@ -1481,6 +1513,11 @@ LogicalResult Importer::buildFunction() {
     auto it = values.find(output.name());
     if (it == values.end()) {
       auto tensor = known.find(output.name());
+      if (tensor == known.end() && nanTests.count(output.name()))
+        return emitError(fileLoc)
+               << "unsupported: graph output '" << output.name()
+               << "' is an IsNaN, which imports only as the condition of "
+                  "Where(IsNaN(s), 0, s) over a Softmax s";
       if (tensor == known.end())
         return emitError(fileLoc) << "graph output '" << output.name()
                                   << "' is not computed";

@@ -214,6 +214,7 @@ void mlir::parc::fuseExportedPatterns(ModuleOp module) {
   for (MulOp mul : products)
     if (!mul->use_empty())
       fuseGelu(mul, builder);
+  fuseExportedAttention(module);
   // Erase what the rewrites left unused, users before producers.
   module.walk([&](func::FuncOp func) {
     for (Block &block : func.getBody()) {

@@ -58,7 +58,9 @@ OPS = {
     "LessOrEqual": "less_equal", "GreaterOrEqual": "greater_equal",
     "Not": "not", "And": "and", "Or": "or", "Xor": "xor", "Mod": "mod",
     "Abs": "abs", "Floor": "floor", "Ceil": "ceil", "Cos": "cos",
-    "Sin": "sin", "Min": "min", "Max": "max",
+    "Sin": "sin", "Min": "min", "Max": "max", "GatherElements": "gather_elements",
+    # Only as Where(IsNaN(softmax), 0, softmax): the node tests skip.
+    "IsNaN": "isnan",
 }
 
 # Tests whose expected output encodes a semantic parc deliberately differs

@@ -49,9 +49,16 @@ ArrayRef<StringRef> getSupportedOnnxOps();
 
 /// Rewrites the unfused forms PyTorch exports into single parc ops in
 /// `module` (GELU's erf form into parc.gelu, layer normalization into
-/// parc.layer_norm) and erases what they leave dead. See
+/// parc.layer_norm, attention into parc.attention) and erases what they
+/// leave dead. See
 /// docs/tools/parc-translate.md for the exact patterns.
 void fuseExportedPatterns(ModuleOp module);
+
+/// Rewrites scaled dot-product attention spelled out by an exporter (the
+/// score product, scale, additive mask, softmax and value product, with
+/// grouped-query key/value heads repeated) into parc.attention; the
+/// unused ops are left for the caller to erase. See AttentionPatterns.cpp.
+void fuseExportedAttention(ModuleOp module);
 
 } // namespace mlir::parc
 
