@@ -4,7 +4,11 @@ partitioned or compiled run) and fails on any relative error above the
 tolerance: max|a - b| / max(max|a|, tiny) per tensor. NaN anywhere fails;
 infinities must match exactly.
 
-usage: compare-tensors.py REFERENCE CANDIDATE [--rtol 1e-5]
+usage: compare-tensors.py REFERENCE CANDIDATE [--rtol 1e-5] [--reference-names]
+
+--reference-names: the candidate may hold more tensors than the reference
+(a train step's optimizer state beside a framework's weights); those are
+not compared.
 """
 import os
 import sys
@@ -22,6 +26,11 @@ def read(path):
 
 reference, candidate = read(sys.argv[1]), read(sys.argv[2])
 rtol = float(sys.argv[sys.argv.index("--rtol") + 1]) if "--rtol" in sys.argv else 1e-5
+if "--reference-names" in sys.argv:
+    missing = sorted(set(reference) - set(candidate))
+    if missing:
+        sys.exit(f"tensors missing from {sys.argv[2]}: {missing}")
+    candidate = {name: candidate[name] for name in reference}
 if sorted(reference) != sorted(candidate):
     sys.exit(f"tensor names differ: {sorted(reference)} vs {sorted(candidate)}")
 worst = 0.0

@@ -96,52 +96,29 @@ struct GptBuilder {
     return conv1d(h, prefix + ".c_proj", config.getFfn(), config.hidden);
   }
 
-  /// x + update, named so that plans can lay out the residual stream
-  /// (sequence parallelism pins these values).
-  Value residual(Value x, Value update, StringRef name) {
-    auto add = AddOp::create(g.builder(), g.loc(), x, update);
-    add->setAttr(ParcDialect::kNameAttrName, g.builder().getStringAttr(name));
-    return add;
-  }
-
   void build() {
-    int64_t b = config.batch, s = config.seq;
-    Type ids = g.builder().getI64Type();
-    auto tokens = g.uniformInit(0, config.vocab);
-    Value inputIds =
-        g.addArgument(ArgumentRole::Input, "input_ids", {b, s}, ids, tokens);
-    Value labels =
-        g.addArgument(ArgumentRole::Label, "labels", {b, s}, ids, tokens);
+    auto [inputIds, labels] =
+        g.addTokenArguments(config.batch, config.seq, config.vocab);
 
     g.setScope("wte");
     Value wte = g.addParam("wte.weight", {config.vocab, config.hidden});
     Value x = EmbeddingOp::create(g.builder(), g.loc(), wte, inputIds,
                                   /*shard=*/Value());
     g.setScope("wpe");
-    Value wpe = g.addParam("wpe.weight", {s, config.hidden});
-    x = residual(x, wpe, "embeddings");
+    Value wpe = g.addParam("wpe.weight", {config.seq, config.hidden});
+    x = g.residual(x, wpe, "embeddings");
 
     for (int64_t layer = 0; layer < config.layers; ++layer) {
       std::string prefix = "h." + std::to_string(layer);
       Value a = attention(layerNorm(x, prefix + ".ln_1"), prefix + ".attn");
       g.setScope(prefix);
-      x = residual(x, a, prefix + ".attn.residual");
+      x = g.residual(x, a, prefix + ".attn.residual");
       Value m = mlp(layerNorm(x, prefix + ".ln_2"), prefix + ".mlp");
       g.setScope(prefix);
-      x = residual(x, m, prefix + ".mlp.residual");
+      x = g.residual(x, m, prefix + ".mlp.residual");
     }
     x = layerNorm(x, "ln_f");
-
-    g.setScope("lm_head");
-    Value head = config.tieEmbeddings
-                     ? wte
-                     : g.addParam("lm_head.weight",
-                                  {config.vocab, config.hidden});
-    Value logits = MatmulOp::create(g.builder(), g.loc(), x, head, false,
-                                    /*transpose_rhs=*/true);
-    g.setScope("loss");
-    Value loss = CrossEntropyOp::create(g.builder(), g.loc(), logits, labels);
-    g.finish(loss, {"loss"});
+    g.finishLanguageModel(x, wte, labels, config.tieEmbeddings);
   }
 };
 } // namespace

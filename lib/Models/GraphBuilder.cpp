@@ -64,6 +64,54 @@ Value GraphBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
   return ReshapeOp::create(b, location, type, x);
 }
 
+Value GraphBuilder::constant(ArrayRef<int64_t> shape, ArrayRef<double> values) {
+  auto type = RankedTensorType::get(shape, elementType);
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(elementType).getFloatSemantics();
+  SmallVector<APFloat> elements;
+  for (double value : values) {
+    APFloat element(value);
+    bool losesInfo;
+    element.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+    elements.push_back(element);
+  }
+  return ConstantOp::create(b, location,
+                            DenseElementsAttr::get(type, elements));
+}
+
+Value GraphBuilder::residual(Value x, Value update, StringRef name) {
+  auto add = AddOp::create(b, location, x, update);
+  add->setAttr(ParcDialect::kNameAttrName, b.getStringAttr(name));
+  return add;
+}
+
+std::pair<Value, Value>
+GraphBuilder::addTokenArguments(int64_t batch, int64_t seq, int64_t vocab) {
+  Type ids = b.getI64Type();
+  InitAttr tokens = uniformInit(0, vocab);
+  Value inputIds =
+      addArgument(ArgumentRole::Input, "input_ids", {batch, seq}, ids, tokens);
+  Value labels =
+      addArgument(ArgumentRole::Label, "labels", {batch, seq}, ids, tokens);
+  return {inputIds, labels};
+}
+
+func::FuncOp GraphBuilder::finishLanguageModel(Value x, Value embeddings,
+                                               Value labels,
+                                               bool tieEmbeddings) {
+  setScope("lm_head");
+  Value head =
+      tieEmbeddings
+          ? embeddings
+          : addParam("lm_head.weight",
+                     cast<ShapedType>(embeddings.getType()).getShape());
+  Value logits = MatmulOp::create(b, location, x, head, false,
+                                  /*transpose_rhs=*/true);
+  setScope("loss");
+  Value loss = CrossEntropyOp::create(b, location, logits, labels);
+  return finish(loss, {"loss"});
+}
+
 func::FuncOp GraphBuilder::finish(ValueRange results,
                                   ArrayRef<StringRef> names) {
   func::ReturnOp::create(b, location, results);

@@ -40,6 +40,20 @@ public:
   /// x @ weight + bias for a [.., in] x [in, out] weight (GPT-2's Conv1D).
   Value linear(Value x, Value weight, Value bias);
   Value reshape(Value x, ArrayRef<int64_t> shape);
+  /// A constant of the model's element type, `values` in row-major order.
+  Value constant(ArrayRef<int64_t> shape, ArrayRef<double> values);
+  /// x + update, named so that plans can lay out the residual stream
+  /// (sequence parallelism pins these values).
+  Value residual(Value x, Value update, StringRef name);
+
+  /// A language model's `input_ids` and `labels` arguments, [batch, seq]
+  /// token ids in [0, vocab).
+  std::pair<Value, Value> addTokenArguments(int64_t batch, int64_t seq,
+                                            int64_t vocab);
+  /// Logits x @ head^T, head being `embeddings` or a new `lm_head.weight`,
+  /// and their cross-entropy against `labels` as the only result, `loss`.
+  func::FuncOp finishLanguageModel(Value x, Value embeddings, Value labels,
+                                   bool tieEmbeddings);
 
   /// Returns `results` named `names` and fixes the function type.
   func::FuncOp finish(ValueRange results, ArrayRef<StringRef> names);

@@ -10,6 +10,7 @@ class GraphBuilder;
 
 void buildMlp(GraphBuilder &g, const ModelConfig &config);
 void buildGpt(GraphBuilder &g, const ModelConfig &config);
+void buildLlama(GraphBuilder &g, const ModelConfig &config);
 
 } // namespace mlir::parc
 

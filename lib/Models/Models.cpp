@@ -28,6 +28,9 @@ OwningOpRef<ModuleOp> mlir::parc::buildModel(MLIRContext *context,
   case ModelKind::Gpt:
     buildGpt(g, config);
     break;
+  case ModelKind::Llama:
+    buildLlama(g, config);
+    break;
   }
   return module;
 }

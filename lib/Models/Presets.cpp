@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -19,6 +20,29 @@ static ModelConfig gpt(int64_t layers, int64_t hidden, int64_t heads,
   config.seq = seq;
   config.vocab = vocab;
   config.batch = batch;
+  return config;
+}
+
+/// Llama 3.1's layout: untied head, rope theta 500000 with frequency scaling
+/// x8 beyond 8192 positions, 8 key/value heads in the published models.
+static ModelConfig llama(int64_t layers, int64_t hidden, int64_t heads,
+                         int64_t kvHeads, int64_t ffn, int64_t seq,
+                         int64_t vocab, int64_t batch) {
+  ModelConfig config = gpt(layers, hidden, heads, seq, vocab, batch);
+  config.kind = ModelKind::Llama;
+  config.kvHeads = kvHeads;
+  config.ffn = ffn;
+  config.tieEmbeddings = false;
+  config.ropeTheta = 500000;
+  config.ropeScaling.factor = 8;
+  return config;
+}
+
+/// A small Llama whose frequency scaling starts at 16 positions, so that
+/// short sequences exercise every band of Llama 3's rule.
+static ModelConfig llamaTiny() {
+  ModelConfig config = llama(2, 64, 4, 2, 176, 32, 256, 2);
+  config.ropeScaling.originalContext = 16;
   return config;
 }
 
@@ -39,12 +63,19 @@ std::optional<ModelConfig> mlir::parc::getModelPreset(StringRef name) {
       .Case("gpt2-small", gpt(12, 768, 12, 1024, 50257, 8))
       .Case("gpt2-xl", gpt(48, 1600, 25, 1024, 50257, 8))
       .Case("gpt3-175b", gpt(96, 12288, 96, 2048, 50257, 1))
+      // Meta's Llama 3.1 configurations (vocab 128256, context 8192 as
+      // trained before long-context extension).
+      .Case("llama-tiny", llamaTiny())
+      .Case("llama3-8b", llama(32, 4096, 32, 8, 14336, 8192, 128256, 1))
+      .Case("llama3-70b", llama(80, 8192, 64, 8, 28672, 8192, 128256, 1))
+      .Case("llama3-405b", llama(126, 16384, 128, 8, 53248, 8192, 128256, 1))
       .Default(std::nullopt);
 }
 
 ArrayRef<StringRef> mlir::parc::getModelPresetNames() {
-  static const StringRef names[] = {"mlp-tiny", "gpt-tiny", "gpt2-small",
-                                    "gpt2-xl", "gpt3-175b"};
+  static const StringRef names[] = {"mlp-tiny",  "gpt-tiny",   "gpt2-small",
+                                    "gpt2-xl",   "gpt3-175b",  "llama-tiny",
+                                    "llama3-8b", "llama3-70b", "llama3-405b"};
   return names;
 }
 
@@ -52,9 +83,9 @@ LogicalResult mlir::parc::verifyModelConfig(const ModelConfig &config,
                                             std::string &message) {
   std::pair<const char *, int64_t> sizes[] = {
       {"layers", config.layers}, {"hidden", config.hidden},
-      {"heads", config.heads},   {"ffn", config.getFfn()},
-      {"seq", config.seq},       {"vocab", config.vocab},
-      {"batch", config.batch}};
+      {"heads", config.heads},   {"kv-heads", config.getKvHeads()},
+      {"ffn", config.getFfn()},  {"seq", config.seq},
+      {"vocab", config.vocab},   {"batch", config.batch}};
   // Each size fits in int32; tensors are checked for overflow once built.
   for (auto [name, value] : sizes)
     if (value <= 0 || value > std::numeric_limits<int32_t>::max()) {
@@ -62,10 +93,29 @@ LogicalResult mlir::parc::verifyModelConfig(const ModelConfig &config,
                 std::to_string(value);
       return failure();
     }
-  if (config.kind == ModelKind::Gpt && config.hidden % config.heads != 0) {
+  bool transformer = config.kind != ModelKind::Mlp;
+  if (transformer && config.hidden % config.heads != 0) {
     message = "--hidden " + std::to_string(config.hidden) +
               " is not divisible by --heads " + std::to_string(config.heads);
     return failure();
+  }
+  if (config.kind == ModelKind::Llama) {
+    int64_t kvHeads = config.getKvHeads();
+    if (config.heads % kvHeads != 0) {
+      message = "--kv-heads " + std::to_string(kvHeads) +
+                " must divide --heads " + std::to_string(config.heads);
+      return failure();
+    }
+    if ((config.hidden / config.heads) % 2 != 0) {
+      message = "the head size (--hidden / --heads = " +
+                std::to_string(config.hidden / config.heads) +
+                ") must be even for rotary embeddings";
+      return failure();
+    }
+    if (!(config.ropeTheta > 1) || !std::isfinite(config.ropeTheta)) {
+      message = "--rope-theta must be a finite number above 1";
+      return failure();
+    }
   }
   if (config.dtype != "f32" && config.dtype != "bf16" &&
       config.dtype != "f16") {

@@ -2,6 +2,7 @@
 //
 //   parc-model gpt-tiny > model.mlir
 //   parc-model gpt --layers 4 --hidden 256 --heads 8 --stats
+//   parc-model llama3-8b --stats
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +24,7 @@ namespace cl = llvm::cl;
 static cl::OptionCategory category("parc-model options");
 
 static cl::opt<std::string> modelName(cl::Positional, cl::Required,
-                                      cl::desc("<mlp|gpt|preset>"),
+                                      cl::desc("<mlp|gpt|llama|preset>"),
                                       cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file for the IR"),
                                        cl::value_desc("file"),
@@ -32,6 +33,13 @@ static cl::opt<int64_t> layers("layers", cl::desc("Transformer blocks or "
                                                   "linear layers"), cl::cat(category));
 static cl::opt<int64_t> hidden("hidden", cl::desc("Model width"), cl::cat(category));
 static cl::opt<int64_t> heads("heads", cl::desc("Attention heads"), cl::cat(category));
+static cl::opt<int64_t>
+    kvHeads("kv-heads",
+            cl::desc("Key/value heads of Llama's grouped-query attention "
+                     "(default: --heads)"),
+            cl::cat(category));
+static cl::opt<double> ropeTheta("rope-theta", cl::desc("Llama's rotary base"),
+                                 cl::cat(category));
 static cl::opt<int64_t> ffn("ffn", cl::desc("MLP width (gpt: default 4 x hidden)"), cl::cat(category));
 static cl::opt<int64_t> seq("seq", cl::desc("Sequence length"), cl::cat(category));
 static cl::opt<int64_t> vocab("vocab", cl::desc("Vocabulary (GPT) or classes "
@@ -49,6 +57,8 @@ static std::optional<ModelConfig> baseConfig(StringRef name) {
     return ModelConfig();
   if (name == "mlp")
     return getModelPreset("mlp-tiny");
+  if (name == "llama")
+    return getModelPreset("llama-tiny");
   return getModelPreset(name);
 }
 
@@ -82,7 +92,7 @@ int main(int argc, char **argv) {
   std::optional<ModelConfig> config = baseConfig(modelName);
   if (!config) {
     llvm::errs() << "parc-model: unknown model '" << modelName
-                 << "'; expected mlp, gpt or a preset:";
+                 << "'; expected mlp, gpt, llama or a preset:";
     for (StringRef preset : getModelPresetNames())
       llvm::errs() << " " << preset;
     llvm::errs() << "\n";
@@ -95,7 +105,16 @@ int main(int argc, char **argv) {
   override(config->layers, layers);
   override(config->hidden, hidden);
   override(config->heads, heads);
+  // The configuration reads 0 key/value heads as "as many as --heads".
+  if (kvHeads.getNumOccurrences() && kvHeads <= 0) {
+    llvm::errs() << "parc-model: --kv-heads must be in [1, 2^31), got "
+                 << kvHeads << "\n";
+    return 1;
+  }
+  override(config->kvHeads, kvHeads);
   override(config->ffn, ffn);
+  if (ropeTheta.getNumOccurrences())
+    config->ropeTheta = ropeTheta;
   override(config->seq, seq);
   override(config->vocab, vocab);
   override(config->batch, batch);

@@ -1,7 +1,7 @@
 //===- Models.h - generators of parc model graphs ---------------*- C++ -*-===//
 //
-// `parc-model` builds MLP and GPT graphs of any size without materializing
-// weights: a model is only its IR.
+// `parc-model` builds MLP, GPT and Llama graphs of any size without
+// materializing weights: a model is only its IR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,13 +16,24 @@
 
 namespace mlir::parc {
 
-enum class ModelKind { Mlp, Gpt };
+enum class ModelKind { Mlp, Gpt, Llama };
+
+/// Llama 3's rotary frequency scaling (transformers' rope_type "llama3");
+/// factor 0 means none.
+struct RopeScaling {
+  double factor = 0;
+  double lowFrequencyFactor = 1;
+  double highFrequencyFactor = 4;
+  double originalContext = 8192;
+};
 
 struct ModelConfig {
   ModelKind kind = ModelKind::Gpt;
   int64_t layers = 2;
   int64_t hidden = 64;
   int64_t heads = 4;
+  /// Llama's key/value heads (grouped-query attention); 0 means `heads`.
+  int64_t kvHeads = 0;
   /// Width of the MLP's hidden layers; 0 means 4 * hidden.
   int64_t ffn = 0;
   int64_t seq = 32;
@@ -33,12 +44,18 @@ struct ModelConfig {
   std::string dtype = "f32";
   /// GPT's LM head reuses wte.weight, as GPT-2 does.
   bool tieEmbeddings = true;
+  /// Llama's rotary base, frequency scaling and RMSNorm epsilon.
+  double ropeTheta = 10000;
+  RopeScaling ropeScaling;
+  double normEpsilon = 1e-5;
 
   int64_t getFfn() const { return ffn ? ffn : 4 * hidden; }
+  int64_t getKvHeads() const { return kvHeads ? kvHeads : heads; }
 };
 
 /// The configuration of a named preset (gpt-tiny, gpt2-small, gpt2-xl,
-/// gpt3-175b, mlp-tiny), or nullopt.
+/// gpt3-175b, llama-tiny, llama3-8b, llama3-70b, llama3-405b, mlp-tiny), or
+/// nullopt.
 std::optional<ModelConfig> getModelPreset(StringRef name);
 
 /// Names of all presets, for help texts.
