@@ -23,6 +23,11 @@
 
 namespace mlir::parc::onnx_import {
 
+/// Module-path names (model.layers.0.self_attn.q_proj.weight) for the
+/// initializers that torch.onnx renamed (onnx::MatMul_N, val_N), keyed by
+/// their ONNX names; lib/Import/ModulePaths.cpp.
+llvm::StringMap<std::string> getModulePathNames(const onnx::GraphProto &graph);
+
 /// Signals a reported error; the diagnostic has been emitted.
 struct Reported {};
 

@@ -1411,19 +1411,21 @@ LogicalResult Importer::buildFunction() {
   // Float initializers are parameters; integer ones (shapes, indices) and
   // single floats (the scales and fill values torch's dynamo exporter
   // stores as initializers) are constants.
+  // A parameter is named by its module path where the exporter renamed it.
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
   SmallVector<std::string> argNames;
-  auto addArgument = [&](StringRef name, RankedTensorType type,
-                         StringRef role) {
-    argNames.push_back(name.str());
+  auto addArgument = [&](StringRef onnxName, StringRef parcName,
+                         RankedTensorType type, StringRef role) {
+    argNames.push_back(onnxName.str());
     argTypes.push_back(type);
     argAttrs.push_back(builder.getDictionaryAttr(
         {builder.getNamedAttr(ParcDialect::kRoleAttrName,
                               builder.getStringAttr(role)),
          builder.getNamedAttr(ParcDialect::kNameAttrName,
-                              builder.getStringAttr(name))}));
+                              builder.getStringAttr(parcName))}));
   };
+  llvm::StringMap<std::string> modulePathNames = getModulePathNames(graph);
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     FailureOr<KnownTensor> read =
         readTensor(tensor, "initializer '" + tensor.name() + "'");
@@ -1431,10 +1433,13 @@ LogicalResult Importer::buildFunction() {
       return failure();
     if (isa<FloatType>(read->type.getElementType()) &&
         read->type.getNumElements() != 1) {
-      addArgument(tensor.name(), read->type, "param");
+      auto renamed = modulePathNames.find(tensor.name());
+      std::string name =
+          renamed == modulePathNames.end() ? tensor.name() : renamed->second;
+      addArgument(tensor.name(), name, read->type, "param");
       parameters.insert(tensor.name());
       if (weights)
-        weights->push_back({tensor.name(), read->type, read->values});
+        weights->push_back({name, read->type, read->values});
     }
     known[tensor.name()] = std::move(*read);
   }
@@ -1491,7 +1496,8 @@ LogicalResult Importer::buildFunction() {
         shape.push_back(dim.dim_value());
       }
     }
-    addArgument(input.name(), RankedTensorType::get(shape, *element), "input");
+    addArgument(input.name(), input.name(),
+                RankedTensorType::get(shape, *element), "input");
   }
 
   // The function; its result types are known once the body is built.

@@ -15,7 +15,8 @@ file):
 The configurations are tiny (hidden 32, 2 layers, 4 heads, vocabulary 64,
 sequence 8, batch 2) and the weights random; the outputs are the
 framework's own, recorded at export time. Node doc strings and metadata
-(the dynamo exporter's stack traces) are dropped to keep the files small.
+(the dynamo exporter's stack traces) are dropped to keep the files small,
+all but the module paths (pkg.torch.onnx.name_scopes).
 """
 import os
 import sys
@@ -112,12 +113,21 @@ class Outputs(torch.nn.Module):
         return self.model(input_ids=input_ids, **kwargs)[0]
 
 
+# The one piece of node metadata kept: the PyTorch module path, from which
+# parc names the weights the exporter folded (val_N).
+NAME_SCOPES = "pkg.torch.onnx.name_scopes"
+
+
 def strip(path):
     """Drops doc strings and metadata that only describe the export."""
     proto = onnx.load(path, load_external_data=False)
     for node in proto.graph.node:
         node.doc_string = ""
+        kept = [(p.key, p.value) for p in node.metadata_props
+                if p.key == NAME_SCOPES]
         del node.metadata_props[:]
+        for key, value in kept:
+            node.metadata_props.add(key=key, value=value)
     del proto.metadata_props[:]
     proto.graph.doc_string = ""
     for value in list(proto.graph.value_info):
