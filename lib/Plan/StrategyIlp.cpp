@@ -175,29 +175,16 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
             info.size % config.tp == 0 &&
             (config.sequenceParallel || !node.tokenFactors[factor]))
           factorChoices.push_back(factor);
-    for (int64_t factor : factorChoices) {
-      FactorAxes axes(rule.getFactors().size());
-      if (factor >= 0) {
-        axes[factor].push_back(tpAxis);
-        legalizeFactorAxes(rule, axes, mesh);
-        if (axes[factor].empty())
-          continue;
-      }
-      Candidate candidate;
-      candidate.factor = factor;
+    // Prices a candidate whose layouts are set: its kernel's time over the
+    // bytes it touches per rank, and its own local collectives.
+    auto price = [&](Candidate &candidate, const FactorAxes &axes) {
       double bytes = 0;
-      for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-        candidate.operandLayouts.push_back(deriveTensorSharding(
-            rule, rule.getOperands()[i], axes, /*isResult=*/false));
-        bytes += localBytes(operand.getType(), candidate.operandLayouts.back(),
+      for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+        bytes += localBytes(operand.getType(), candidate.operandLayouts[i],
                             node.operandBatchScaled[i]);
-      }
-      for (auto [i, result] : llvm::enumerate(op->getResults())) {
-        candidate.resultLayouts.push_back(deriveTensorSharding(
-            rule, rule.getResults()[i], axes, /*isResult=*/true));
-        bytes += localBytes(result.getType(), candidate.resultLayouts.back(),
+      for (auto [i, result] : llvm::enumerate(op->getResults()))
+        bytes += localBytes(result.getType(), candidate.resultLayouts[i],
                             node.batchScaled[i]);
-      }
       // An unfused implementation also moves its intermediates, split as
       // its first operand is.
       if (auto unfused = dyn_cast<UnfusedTrafficOpInterface>(op);
@@ -212,7 +199,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
                  share * (node.operandBatchScaled[0] ? batchScale : 1.0) *
                  std::max<int64_t>(1, first.getElementTypeBitWidth() / 8);
       }
-      candidate.flops = factor >= 0 ? flops / config.tp : flops;
+      candidate.flops = candidate.factor >= 0 ? flops / config.tp : flops;
       candidate.opBytes = bytes;
       candidate.time = costs.getKernelTime(candidate.flops, bytes,
                                            isa<UnfusedTrafficOpInterface>(op));
@@ -225,9 +212,48 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
               dist::CollectiveKind::AllReduce, static_cast<int64_t>(scaled),
               config.tp);
         }
+    };
+    for (int64_t factor : factorChoices) {
+      FactorAxes axes(rule.getFactors().size());
+      if (factor >= 0) {
+        axes[factor].push_back(tpAxis);
+        legalizeFactorAxes(rule, axes, mesh);
+        if (axes[factor].empty())
+          continue;
+      }
+      Candidate candidate;
+      candidate.factor = factor;
+      for (unsigned i = 0; i < op->getNumOperands(); ++i)
+        candidate.operandLayouts.push_back(deriveTensorSharding(
+            rule, rule.getOperands()[i], axes, /*isResult=*/false));
+      for (unsigned i = 0; i < op->getNumResults(); ++i)
+        candidate.resultLayouts.push_back(deriveTensorSharding(
+            rule, rule.getResults()[i], axes, /*isResult=*/true));
+      price(candidate, axes);
       list.push_back(std::move(candidate));
     }
-    if (list.size() == 1 && config.tp > 1) {
+    // A linear op passes pending sums on, as partitioning defers their
+    // all_reduce past it: the input gradients of q, k and v (of gate and
+    // up) are summed on each rank and all-reduced once, not each.
+    if (auto linear = dyn_cast<SumsPartialsOpInterface>(op);
+        linear && config.tp > 1 && linear.sumsPartials()) {
+      auto pending = [&](Value value) {
+        TensorSharding layout = TensorSharding::replicated(
+            cast<RankedTensorType>(value.getType()).getRank());
+        layout.partial.push_back(tpAxis);
+        return layout;
+      };
+      Candidate candidate;
+      for (Value operand : op->getOperands())
+        candidate.operandLayouts.push_back(pending(operand));
+      for (Value result : op->getResults())
+        candidate.resultLayouts.push_back(pending(result));
+      price(candidate, FactorAxes(rule.getFactors().size()));
+      list.push_back(std::move(candidate));
+    }
+    bool split = llvm::any_of(
+        list, [](const Candidate &candidate) { return candidate.factor >= 0; });
+    if (!split && config.tp > 1) {
       solution.unsplitFlopShare += flops * node.instances;
       if (flops * node.instances > solution.unsplitOpFlopShare) {
         solution.unsplitOpFlopShare = flops * node.instances;
