@@ -328,3 +328,27 @@ save_newer(model_of([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])],
 save_newer(model_of([helper.make_node("Relu", ["nowhere"], ["y"])],
                     [f32("x", [2])], [f32("y", [2])], opset=18),
            "opset18-undefined.onnx", 10)
+
+# TorchScript's naming: weights it transposed are onnx::MatMul_N, the nodes
+# reading them /module/path/Op. Renamed: q's weight and bias (Add); kept: a
+# weight two nodes read, one whose module name is taken, a non-exporter name.
+hidden = 4
+module_paths = model_of(
+    [helper.make_node("MatMul", ["x", "onnx::MatMul_1"], ["q"],
+                      name="/blk/q/MatMul"),
+     helper.make_node("Add", ["q", "onnx::Add_2"], ["qb"], name="/blk/q/Add"),
+     helper.make_node("MatMul", ["qb", "onnx::MatMul_3"], ["s1"],
+                      name="/blk/shared/MatMul"),
+     helper.make_node("MatMul", ["s1", "onnx::MatMul_3"], ["s2"],
+                      name="/blk/shared/MatMul_1"),
+     helper.make_node("MatMul", ["s2", "onnx::MatMul_4"], ["t"],
+                      name="/blk/taken/MatMul"),
+     helper.make_node("MatMul", ["t", "blk.taken.weight"], ["u"],
+                      name="/blk/other/MatMul"),
+     helper.make_node("MatMul", ["u", "w"], ["y"], name="/blk/out/MatMul")],
+    [f32("x", [2, hidden])], [f32("y", [2, hidden])],
+    [init(name, rng.normal(0, 0.5, (hidden, hidden)))
+     for name in ["onnx::MatMul_1", "onnx::MatMul_3", "onnx::MatMul_4",
+                  "blk.taken.weight", "w"]] +
+    [init("onnx::Add_2", rng.normal(0, 0.5, hidden))])
+save(module_paths, "module-paths.onnx")
