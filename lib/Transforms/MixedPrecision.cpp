@@ -100,22 +100,27 @@ LogicalResult mlir::parc::applyMixedPrecision(func::FuncOp func,
         operand.set(castTo(b, value, lowType));
     }
     for (OpResult result : op.getResults()) {
-      if (!hasElementType(result, f32))
-        continue;
-      if (full)
-        fullPrecision.insert(result);
-      else
-        result.setType(cast<RankedTensorType>(result.getType()).clone(lowType));
+      auto type = cast<RankedTensorType>(result.getType());
+      if (full) {
+        // A model stored in 16 bits computes this op in f32 too: its
+        // results follow its operands up (a cast keeps the type it names).
+        if (!isa<CastOp>(op) && type.getElementType() == lowType)
+          result.setType(type.clone(f32));
+        if (hasElementType(result, f32))
+          fullPrecision.insert(result);
+      } else if (type.getElementType() == f32) {
+        result.setType(type.clone(lowType));
+      }
     }
   }
-  // The results keep their declared f32 types.
+  // The results keep their declared types.
   Operation *terminator = body.getTerminator();
   b.setInsertionPoint(terminator);
   for (auto [operand, type] :
        llvm::zip_equal(terminator->getOpOperands(), func.getResultTypes()))
-    if (hasElementType(operand.get(), lowType) &&
-        operand.get().getType() != type)
-      operand.set(castTo(b, operand.get(), f32));
+    if (isFloat(operand.get()) && operand.get().getType() != type)
+      operand.set(
+          castTo(b, operand.get(), cast<ShapedType>(type).getElementType()));
   func->setAttr(
       kPrecisionAttrName,
       StringAttr::get(context, lowType.isBF16() ? "bf16-mixed" : "f16-mixed"));
