@@ -62,8 +62,30 @@ struct MakeTrainStepPass
           << precision << "'";
       return signalPassFailure();
     }
-    if (failed(checkHyperparameters(func)) || failed(build(func)))
+    if (failed(checkMasterWeights(func)) || failed(checkHyperparameters(func)) ||
+        failed(build(func)))
       signalPassFailure();
+  }
+
+  /// The optimizer updates f32 master weights; 16-bit training comes from
+  /// an f32 model through `precision`.
+  LogicalResult checkMasterWeights(func::FuncOp func) {
+    for (BlockArgument argument : func.getArguments()) {
+      auto role = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                    ParcDialect::kRoleAttrName);
+      Type element = cast<ShapedType>(argument.getType()).getElementType();
+      if (!role || role.getValue() != "param" || element.isF32())
+        continue;
+      auto name = func.getArgAttrOfType<StringAttr>(
+          argument.getArgNumber(), ParcDialect::kNameAttrName);
+      return emitError(argument.getLoc())
+             << "--parc-make-train-step: parameter '"
+             << (name ? name.getValue() : StringRef("?")) << "' is "
+             << element
+             << "; the optimizer keeps f32 master weights: make the model "
+                "in f32 and the step with precision=bf16-mixed or f16-mixed";
+    }
+    return success();
   }
 
   LogicalResult checkHyperparameters(func::FuncOp func);
