@@ -142,16 +142,15 @@ static Value unrepeatedHeads(Value repeated) {
   return in.getInput();
 }
 
-/// Whether constant `mask` [.., S, T] is exactly the causal mask, the same
-/// for every leading index.
-static bool isCausalMask(Value mask) {
+/// Whether constant `mask`, of shape [.., S, T] once broadcast to rank 4 as
+/// `shape`, is exactly the causal mask, the same for every leading index.
+static bool isCausalMask(Value mask, ArrayRef<int64_t> shape) {
   auto constant = mask.getDefiningOp<ConstantOp>();
   auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
                         : DenseElementsAttr();
   if (!dense || !isa<FloatType>(dense.getElementType()))
     return false;
-  ArrayRef<int64_t> shape = typeOf(mask).getShape();
-  int64_t queries = shape[shape.size() - 2], keys = shape.back();
+  int64_t queries = shape[2], keys = shape[3];
   int64_t index = 0;
   for (APFloat element : dense.getValues<APFloat>()) {
     double value = element.convertToDouble();
@@ -229,7 +228,7 @@ static void fuseAttention(SoftmaxOp softmax, OpBuilder &builder) {
     value = groupedValue;
   }
   bool causal = false;
-  if (mask && isCausalMask(mask)) {
+  if (mask && isCausalMask(mask, *maskShape)) {
     causal = true;
     mask = nullptr;
   }

@@ -92,12 +92,11 @@ static StringRef getParameterKind(const onnx::NodeProto &node, int index) {
 
 llvm::StringMap<std::string>
 mlir::parc::onnx_import::getModulePathNames(const onnx::GraphProto &graph) {
-  llvm::StringSet<> taken;
-  llvm::StringMap<const onnx::TensorProto *> renameable;
+  llvm::StringSet<> taken, renameable;
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     taken.insert(tensor.name());
     if (isExporterName(tensor.name()))
-      renameable[tensor.name()] = &tensor;
+      renameable.insert(tensor.name());
   }
   // An initializer read by one node operand is that module's parameter.
   llvm::StringMap<std::pair<const onnx::NodeProto *, int>> reader;

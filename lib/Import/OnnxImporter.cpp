@@ -48,6 +48,11 @@ static constexpr int64_t kLibonnxOpset = 17, kLibonnxIrVersion = 8;
 static constexpr int64_t kMaxIrVersion = 10;
 
 // clang-format off
+/// Where the SDPA decomposition's IsNaN may stand (see IsNaN below).
+static constexpr StringLiteral kNanTestUse =
+    "IsNaN imports only as the condition of Where(IsNaN(s), 0, s) over a "
+    "Softmax s";
+
 static const StringRef kSupportedOps[] = {
     "Add",        "Cast",            "Concat",     "Constant",
     "Div",        "Erf",             "Exp",        "Expand",
@@ -519,10 +524,7 @@ FailureOr<Value> Importer::operand(const onnx::NodeProto &node, int index) {
     return materialized;
   }
   if (nanTests.count(name))
-    return unsupported(node, "'" + name +
-                                 "' is an IsNaN, which imports only as the "
-                                 "condition of Where(IsNaN(s), 0, s) over a "
-                                 "Softmax s");
+    return unsupported(node, "'" + name + "' is an IsNaN; " + kNanTestUse);
   return nodeError(node) << "input '" << name << "' is not defined";
 }
 
@@ -1337,10 +1339,9 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
                      [&](int64_t i) { return tensor->second.at(i) == 0; });
     auto value =
         hasOperand(node, 2) ? values.find(node.input(2)) : values.end();
-    if (!zero || node.input(2) != tested || value == values.end() ||
+    if (!zero || value == values.end() || node.input(2) != tested ||
         !value->second.getDefiningOp<SoftmaxOp>())
-      return unsupported(node, "IsNaN imports only as the condition of "
-                               "Where(IsNaN(s), 0, s) over a Softmax s");
+      return unsupported(node, kNanTestUse);
     define(node, 0, value->second);
     return success();
   }
@@ -1522,8 +1523,7 @@ LogicalResult Importer::buildFunction() {
       if (tensor == known.end() && nanTests.count(output.name()))
         return emitError(fileLoc)
                << "unsupported: graph output '" << output.name()
-               << "' is an IsNaN, which imports only as the condition of "
-                  "Where(IsNaN(s), 0, s) over a Softmax s";
+               << "' is an IsNaN; " << kNanTestUse;
       if (tensor == known.end())
         return emitError(fileLoc) << "graph output '" << output.name()
                                   << "' is not computed";

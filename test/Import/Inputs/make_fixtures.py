@@ -352,3 +352,19 @@ module_paths = model_of(
                   "blk.taken.weight", "w"]] +
     [init("onnx::Add_2", rng.normal(0, 0.5, hidden))])
 save(module_paths, "module-paths.onnx")
+
+# Attention whose additive mask is a constant of rank 1 (one row of keys,
+# key 2 hidden): not the causal mask, so it stays a mask.
+attention_heads, attention_seq, attention_dim = 2, 4, 8
+rank1_mask = model_of(
+    [helper.make_node("Constant", [], ["mask"], value=numpy_helper.from_array(
+        np.array([0, 0, -np.inf, 0], np.float32))),
+     helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+     helper.make_node("MatMul", ["q", "kt"], ["scores"]),
+     helper.make_node("Add", ["scores", "mask"], ["masked"]),
+     helper.make_node("Softmax", ["masked"], ["p"], axis=-1),
+     helper.make_node("MatMul", ["p", "v"], ["y"])],
+    [f32(name, [1, attention_heads, attention_seq, attention_dim])
+     for name in "qkv"],
+    [f32("y", [1, attention_heads, attention_seq, attention_dim])])
+save(rank1_mask, "attention-rank1-mask.onnx")
