@@ -112,6 +112,15 @@ LogicalResult mlir::parc::verifyModelConfig(const ModelConfig &config,
                 ") must be even for rotary embeddings";
       return failure();
     }
+    // The rotary tables are constants in the IR, built in memory.
+    constexpr int64_t kMaxRotaryElements = int64_t(1) << 26;
+    int64_t headDim = config.hidden / config.heads;
+    if (config.seq > kMaxRotaryElements / headDim) {
+      message = "--seq " + std::to_string(config.seq) + " x head size " +
+                std::to_string(headDim) +
+                " exceeds the 2^26 elements of a rotary table";
+      return failure();
+    }
     if (!(config.ropeTheta > 1) || !std::isfinite(config.ropeTheta)) {
       message = "--rope-theta must be a finite number above 1";
       return failure();
