@@ -36,6 +36,12 @@ static LogicalResult appendAttributes(GeluOp op, ArrayRef<StringRef>,
   return success();
 }
 
+static LogicalResult appendAttributes(CompareOp op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  ints.push_back(static_cast<int64_t>(op.getPredicate()));
+  return success();
+}
+
 static LogicalResult appendAttributes(MatmulOp op, ArrayRef<StringRef>,
                                       Ints &ints, Floats &) {
   ints.append(
@@ -377,14 +383,14 @@ template <typename... OpTs> void attach(MLIRContext *context) {
 void mlir::parc::registerRuntimeCallModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, ParcDialect *) {
     attach<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, TanhOp, ReluOp,
-           SigmoidOp, SiluOp, GeluOp, PowOp, SqrtOp, ErfOp, SelectOp, CastOp,
-           MatmulOp, SoftmaxOp, LayerNormOp, RmsNormOp, EmbeddingOp, TakeOp,
-           ReshapeOp, TransposeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
-           ReduceLogSumExpOp, ConcatOp, SliceOp, ConstantOp, AttentionOp,
-           CrossEntropyOp, BroadcastToOp, SliceGradOp, ActivationGradOp,
-           SoftmaxGradOp, LayerNormGradOp, RmsNormGradOp, EmbeddingGradOp,
-           AttentionGradOp, CrossEntropyGradOp, AdamWUpdateOp, SgdUpdateOp,
-           ClipCoefficientOp>(context);
+           SigmoidOp, SiluOp, GeluOp, PowOp, SqrtOp, ErfOp, SelectOp, CompareOp,
+           CastOp, MatmulOp, SoftmaxOp, LayerNormOp, RmsNormOp, EmbeddingOp,
+           TakeOp, ReshapeOp, TransposeOp, ReduceSumOp, ReduceMeanOp,
+           ReduceMaxOp, ReduceLogSumExpOp, ConcatOp, SliceOp, ConstantOp,
+           AttentionOp, CrossEntropyOp, BroadcastToOp, SliceGradOp,
+           ActivationGradOp, SoftmaxGradOp, LayerNormGradOp, RmsNormGradOp,
+           EmbeddingGradOp, AttentionGradOp, CrossEntropyGradOp, AdamWUpdateOp,
+           SgdUpdateOp, ClipCoefficientOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, dist::DistDialect *) {
     attach<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,

@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -134,6 +135,11 @@ private:
   LogicalResult importMatMul(const onnx::NodeProto &node);
   LogicalResult importReshape(const onnx::NodeProto &node);
   LogicalResult importGather(const onnx::NodeProto &node);
+  /// `data` gathered along `axis` at `indices` (ONNX's Gather with known
+  /// indices).
+  FailureOr<Value> gatherKnown(const onnx::NodeProto &node, Value data,
+                               int64_t axis, const KnownTensor &indices);
+  LogicalResult importGatherND(const onnx::NodeProto &node);
   LogicalResult importReduce(const onnx::NodeProto &node);
   LogicalResult importSplit(const onnx::NodeProto &node);
   LogicalResult importSlice(const onnx::NodeProto &node);
@@ -144,6 +150,14 @@ private:
   LogicalResult importConstant(const onnx::NodeProto &node);
   LogicalResult importLayerNorm(const onnx::NodeProto &node);
   LogicalResult importTrilu(const onnx::NodeProto &node);
+  // Comparisons and logic over run-time values (BooleanOps.cpp).
+  LogicalResult importComparison(const onnx::NodeProto &node);
+  LogicalResult importLogic(const onnx::NodeProto &node);
+  /// `value` as a 0/1 i32 tensor (nonzero is true), as ONNX casts to bool.
+  FailureOr<Value> toBoolean(Value value, Location loc);
+  /// Whether `value` holds 0/1 only: a comparison, logic, a constant of
+  /// 0s and 1s, or elements moved from those.
+  bool isBoolean(Value value);
 
   StringRef path;
   MLIRContext *context;
@@ -161,6 +175,8 @@ private:
   /// IsNaN outputs, by the name of the tensor each tests; only a Where over
   /// a softmax reads them.
   llvm::StringMap<std::string> nanTests;
+  /// The values that hold 0/1 only: comparisons and logic.
+  llvm::DenseSet<Value> booleans;
 };
 
 } // namespace mlir::parc::onnx_import

@@ -54,18 +54,21 @@ static constexpr StringLiteral kNanTestUse =
     "Softmax s";
 
 static const StringRef kSupportedOps[] = {
-    "Add",        "Cast",            "Concat",     "Constant",
-    "Div",        "Erf",             "Exp",        "Expand",
-    "Flatten",    "Gather",          "Gelu",       "Gemm",
-    "Identity",   "IsNaN",
-    "LayerNormalization",            "Log",        "LogSoftmax",
-    "MatMul",     "Mul",             "Neg",        "Pow",
+    "Add",        "And",             "Cast",       "Concat",
+    "Constant",   "Div",             "Equal",      "Erf",
+    "Exp",        "Expand",          "Flatten",    "Gather",
+    "GatherND",   "Gelu",            "Gemm",       "Greater",
+    "GreaterOrEqual",                "Identity",   "IsNaN",
+    "LayerNormalization",            "Less",       "LessOrEqual",
+    "Log",        "LogSoftmax",      "MatMul",     "Mul",
+    "Neg",        "Not",             "Or",         "Pow",
     "Reciprocal", "ReduceLogSumExp", "ReduceMax",  "ReduceMean",
     "ReduceSum",
     "Relu",       "Reshape",         "Sigmoid",    "Slice",
     "Softmax",    "SoftmaxCrossEntropyLoss",       "Split",
     "Sqrt",       "Squeeze",         "Sub",        "Tanh",
-    "Transpose",  "Trilu",           "Unsqueeze",  "Where"};
+    "Transpose",  "Trilu",           "Unsqueeze",  "Where",
+    "Xor"};
 // clang-format on
 
 ArrayRef<StringRef> mlir::parc::getSupportedOnnxOps() { return kSupportedOps; }
@@ -729,7 +732,7 @@ LogicalResult Importer::importGather(const onnx::NodeProto &node) {
       return failure();
     return define(node, 0, create<EmbeddingOp>(loc, *data, *ids, Value()));
   }
-  // Otherwise the indices must be known: one slice per index, joined.
+  // Otherwise the indices must be known.
   auto indices = known.find(node.input(1));
   if (indices == known.end())
     return unsupported(
@@ -737,32 +740,91 @@ LogicalResult Importer::importGather(const onnx::NodeProto &node) {
                   "' (indices) must be a constant (an initializer or a "
                   "Constant node) unless the data is a 2-D float table "
                   "gathered along axis 0 (an embedding lookup)");
-  int64_t size = type.getDimSize(*axis);
-  SmallVector<Value> pieces;
-  if (!indices->second.isInteger())
+  return define(node, 0, gatherKnown(node, *data, *axis, indices->second));
+}
+
+FailureOr<Value> Importer::gatherKnown(const onnx::NodeProto &node, Value data,
+                                       int64_t axis,
+                                       const KnownTensor &indices) {
+  if (!indices.isInteger())
     return nodeError(node) << "indices must be integers";
-  for (int64_t index : indices->second.integers) {
+  if (indices.size() == 0)
+    return unsupported(node, "empty indices (empty tensors)");
+  RankedTensorType type = typeOf(data);
+  int64_t size = type.getDimSize(axis);
+  // One slice per run of consecutive indices, joined: indices in order
+  // (a mask read back through flattened positions) are the data itself.
+  SmallVector<std::pair<int64_t, int64_t>> runs; // (first, length)
+  for (int64_t index : indices.integers) {
     if (index < -size || index >= size)
       return nodeError(node) << "index " << index << " is out of range";
     if (index < 0)
       index += size;
+    if (!runs.empty() && runs.back().first + runs.back().second == index)
+      ++runs.back().second;
+    else
+      runs.push_back({index, 1});
+  }
+  Location loc = nodeLoc(node);
+  SmallVector<Value> pieces;
+  for (auto [first, length] : runs) {
+    if (first == 0 && length == size) {
+      pieces.push_back(data);
+      continue;
+    }
     SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
         strides(type.getRank(), 1);
-    offsets[*axis] = index;
-    sizes[*axis] = 1;
+    offsets[axis] = first;
+    sizes[axis] = length;
     pieces.push_back(
-        SliceOp::create(builder, loc, *data, offsets, sizes, strides));
+        SliceOp::create(builder, loc, data, offsets, sizes, strides));
   }
-  if (pieces.empty())
-    return unsupported(node, "empty indices (empty tensors)");
   Value joined = pieces.size() == 1
                      ? pieces[0]
-                     : ConcatOp::create(builder, loc, pieces, *axis).getResult();
-  SmallVector<int64_t> shape(type.getShape().take_front(*axis));
-  llvm::append_range(shape, indices->second.type.getShape());
-  llvm::append_range(shape, type.getShape().drop_front(*axis + 1));
-  define(node, 0, reshape(joined, shape));
-  return success();
+                     : ConcatOp::create(builder, loc, pieces, axis).getResult();
+  SmallVector<int64_t> shape(type.getShape().take_front(axis));
+  llvm::append_range(shape, indices.type.getShape());
+  llvm::append_range(shape, type.getShape().drop_front(axis + 1));
+  return reshape(joined, shape);
+}
+
+LogicalResult Importer::importGatherND(const onnx::NodeProto &node) {
+  FailureOr<Value> data = operand(node, 0);
+  FailureOr<KnownTensor> indices = knownOperand(node, 1, "indices");
+  if (failed(data) || failed(indices))
+    return failure();
+  if (intAttr(node, "batch_dims", 0) != 0)
+    return unsupported(node, "batch_dims other than 0");
+  if (!indices->isInteger())
+    return nodeError(node) << "indices must be integers";
+  RankedTensorType type = typeOf(*data);
+  ArrayRef<int64_t> indexShape = indices->type.getShape();
+  int64_t depth = indexShape.empty() ? 0 : indexShape.back();
+  if (depth < 1 || depth > type.getRank())
+    return nodeError(node) << "the last dimension of the indices must be in "
+                              "[1, "
+                           << type.getRank() << "] (the data's rank)";
+  // Each index tuple addresses a row of the data's first `depth`
+  // dimensions flattened into one: a Gather along that dimension.
+  ArrayRef<int64_t> addressed = type.getShape().take_front(depth);
+  KnownTensor rows{
+      RankedTensorType::get(indexShape.drop_back(), builder.getI64Type()),
+      {},
+      {}};
+  for (size_t start = 0; start < indices->integers.size(); start += depth) {
+    int64_t row = 0;
+    for (int64_t dim = 0; dim < depth; ++dim) {
+      int64_t index = indices->integers[start + dim], size = addressed[dim];
+      if (index < -size || index >= size)
+        return nodeError(node) << "index " << index << " is out of range for "
+                               << "dimension " << dim << " of size " << size;
+      row = row * size + (index < 0 ? index + size : index);
+    }
+    rows.integers.push_back(row);
+  }
+  SmallVector<int64_t> flatShape{ShapedType::getNumElements(addressed)};
+  llvm::append_range(flatShape, type.getShape().drop_front(depth));
+  return define(node, 0, gatherKnown(node, reshape(*data, flatShape), 0, rows));
 }
 
 LogicalResult Importer::importReduce(const onnx::NodeProto &node) {
@@ -888,7 +950,7 @@ LogicalResult Importer::importFlatten(const onnx::NodeProto &node) {
 // Expand: numpy broadcasting of the input and a constant shape.
 LogicalResult Importer::importExpand(const onnx::NodeProto &node) {
   FailureOr<Value> data = operand(node, 0);
-  if (failed(data) || failed(requireFloat(node, *data, "input")))
+  if (failed(data))
     return failure();
   FailureOr<SmallVector<int64_t>> shape = knownInts(node, 1, "shape");
   if (failed(shape))
@@ -1033,6 +1095,8 @@ LogicalResult Importer::importCast(const onnx::NodeProto &node) {
       elementType(to, "the result of Cast node '" + node.name() + "'");
   if (failed(element))
     return failure();
+  if (to == onnx::TensorProto::BOOL)
+    return define(node, 0, toBoolean(*data, nodeLoc(node)));
   RankedTensorType type = typeOf(*data);
   if (type.getElementType() == *element) {
     define(node, 0, *data);
@@ -1354,6 +1418,13 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   }
   if (op == "Trilu")
     return importTrilu(node);
+  if (op == "Equal" || op == "Less" || op == "LessOrEqual" || op == "Greater" ||
+      op == "GreaterOrEqual")
+    return importComparison(node);
+  if (op == "And" || op == "Or" || op == "Xor" || op == "Not")
+    return importLogic(node);
+  if (op == "GatherND")
+    return importGatherND(node);
   if (op == "Reciprocal")
     return unary([&](Value x) {
       return create<DivOp>(loc, scalarConstant(typeOf(x).getElementType(), 1),

@@ -118,6 +118,31 @@ static LogicalResult selectKernel(SelectOp, ArrayRef<const Tensor *> operands,
   return success();
 }
 
+static LogicalResult compareKernel(CompareOp op,
+                                   ArrayRef<const Tensor *> operands,
+                                   MutableArrayRef<Tensor> results) {
+  ComparisonPredicate predicate = op.getPredicate();
+  broadcastBinary(*operands[0], *operands[1], results[0],
+                  [&](double a, double b) -> double {
+                    switch (predicate) {
+                    case ComparisonPredicate::Eq:
+                      return a == b;
+                    case ComparisonPredicate::Ne:
+                      return a != b;
+                    case ComparisonPredicate::Lt:
+                      return a < b;
+                    case ComparisonPredicate::Le:
+                      return a <= b;
+                    case ComparisonPredicate::Gt:
+                      return a > b;
+                    case ComparisonPredicate::Ge:
+                      return a >= b;
+                    }
+                    llvm_unreachable("unknown comparison predicate");
+                  });
+  return success();
+}
+
 static LogicalResult castKernel(CastOp op, ArrayRef<const Tensor *> operands,
                                 MutableArrayRef<Tensor> results) {
   Type element = op.getType().getElementType();
@@ -155,5 +180,6 @@ void mlir::parc::interp::attachElementwiseKernels(MLIRContext *context) {
   attachKernel<SqrtOp, unaryKernel<SqrtOp, squareRoot>>(context);
   attachKernel<ErfOp, unaryKernel<ErfOp, errorFunction>>(context);
   attachKernel<SelectOp, selectKernel>(context);
+  attachKernel<CompareOp, compareKernel>(context);
   attachKernel<CastOp, castKernel>(context);
 }

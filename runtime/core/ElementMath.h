@@ -24,6 +24,28 @@
 
 namespace parcrt::math {
 
+/// Whether `a predicate b` holds (NaN compares unequal to everything).
+template <typename T>
+PARCRT_HOST_DEVICE inline bool compare(Backend::Comparison predicate, T a,
+                                       T b) {
+  using Comparison = Backend::Comparison;
+  switch (predicate) {
+  case Comparison::Equal:
+    return a == b;
+  case Comparison::NotEqual:
+    return a != b;
+  case Comparison::Less:
+    return a < b;
+  case Comparison::LessEqual:
+    return a <= b;
+  case Comparison::Greater:
+    return a > b;
+  case Comparison::GreaterEqual:
+    return a >= b;
+  }
+  return false;
+}
+
 /// The keys query `i` of `queries` sees among `keys`: all of them, or under
 /// causal masking those up to its own position, keys aligned with the last
 /// queries (query i sees key j iff j <= i + keys - queries).

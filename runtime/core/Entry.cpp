@@ -23,6 +23,7 @@ using namespace parcrt;
 
 namespace {
 using Unary = Backend::Unary;
+using Comparison = Backend::Comparison;
 using Reduce = Backend::Reduce;
 using Activation = Backend::Activation;
 

@@ -50,6 +50,19 @@ void forEachIndex(const int64_t *shape, int rank, Fn &&body) {
   }
 }
 
+/// Calls `fn` with a value of the unsigned integer type as wide as `dtype`:
+/// moving elements needs only their width.
+template <typename Fn> void withElementType(parcrt_dtype dtype, Fn fn) {
+  switch (dtypeBytes(dtype)) {
+  case 2:
+    return fn(uint16_t());
+  case 4:
+    return fn(uint32_t());
+  default:
+    return fn(uint64_t());
+  }
+}
+
 } // namespace parcrt::cpu
 
 #endif // PARCRT_CPU_BLOCKS_H

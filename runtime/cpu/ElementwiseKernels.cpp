@@ -3,6 +3,7 @@
 #include "cpu/Blocks.h"
 #include "cpu/Kernels.h"
 
+#include "core/ElementMath.h"
 #include "core/Fatal.h"
 #include "parcrt/Values.h"
 
@@ -25,10 +26,13 @@ static std::vector<int64_t> alignedStrides(const TensorRef &operand,
   return strides;
 }
 
-template <typename Fn> static void broadcast(const TensorRef *t, Fn fn) {
-  const auto *lhs = static_cast<const float *>(t[0].data);
-  const auto *rhs = static_cast<const float *>(t[1].data);
-  auto *out = static_cast<float *>(t[2].data);
+/// out[i] = fn(lhs[l], rhs[r]) over the result's elements, `l` and `r`
+/// the operands' elements paired with element i by numpy broadcasting.
+template <typename In, typename Out, typename Fn>
+static void broadcast(const TensorRef *t, Fn fn) {
+  const auto *lhs = static_cast<const In *>(t[0].data);
+  const auto *rhs = static_cast<const In *>(t[1].data);
+  auto *out = static_cast<Out *>(t[2].data);
   int64_t count = t[2].numElements();
   if (t[0].numElements() == count && t[1].numElements() == count) {
     for (int64_t i = 0; i < count; ++i)
@@ -46,6 +50,10 @@ template <typename Fn> static void broadcast(const TensorRef *t, Fn fn) {
                       }
                       out[linear] = fn(lhs[l], rhs[r]);
                     });
+}
+
+template <typename Fn> static void broadcast(const TensorRef *t, Fn fn) {
+  broadcast<float, float>(t, fn);
 }
 
 void cpu::binary(char op, const TensorRef *t) {
@@ -98,6 +106,29 @@ void cpu::select(const TensorRef *t) {
                                        : onFalse + at[2] * elementBytes;
         std::memcpy(out + linear * elementBytes, chosen, elementBytes);
       });
+}
+
+template <typename T>
+static void compareEach(const TensorRef *t, Backend::Comparison predicate) {
+  broadcast<T, int32_t>(
+      t, [&](T a, T b) { return math::compare(predicate, a, b); });
+}
+
+void cpu::compare(const TensorRef *t, Comparison predicate) {
+  if (t[0].dtype != t[1].dtype || t[2].dtype != PARCRT_I32)
+    fatal(std::string("compare: operands ") + dtypeName(t[0].dtype) + " and " +
+          dtypeName(t[1].dtype) + ", result " + dtypeName(t[2].dtype) +
+          ": the operands' dtypes must match and the result must be i32");
+  switch (t[0].dtype) {
+  case PARCRT_F32:
+    return compareEach<float>(t, predicate);
+  case PARCRT_I32:
+    return compareEach<int32_t>(t, predicate);
+  case PARCRT_I64:
+    return compareEach<int64_t>(t, predicate);
+  default:
+    fatal(std::string("compare: unsupported dtype ") + dtypeName(t[0].dtype));
+  }
 }
 
 template <typename From, typename To, typename Convert>

@@ -22,18 +22,6 @@
 using namespace parcrt;
 
 namespace {
-/// Calls `fn` with a value of the unsigned integer type as wide as `dtype`.
-template <typename Fn> void withElementType(parcrt_dtype dtype, Fn fn) {
-  switch (dtypeBytes(dtype)) {
-  case 2:
-    return fn(uint16_t());
-  case 4:
-    return fn(uint32_t());
-  default:
-    return fn(uint64_t());
-  }
-}
-
 const float *floats(const TensorRef &t) {
   return static_cast<const float *>(t.data);
 }

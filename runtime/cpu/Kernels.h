@@ -26,6 +26,7 @@ int64_t integerAt(const TensorRef &t, int64_t index);
 int64_t shardStart(const char *op, const TensorRef &shard, int64_t blockSize);
 
 using Unary = Backend::Unary;
+using Comparison = Backend::Comparison;
 using Reduce = Backend::Reduce;
 using Activation = Backend::Activation;
 

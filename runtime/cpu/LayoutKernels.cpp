@@ -16,18 +16,6 @@
 
 using namespace parcrt;
 
-/// Calls `fn` with a value of the unsigned integer type as wide as `dtype`.
-template <typename Fn> static void withElementType(parcrt_dtype dtype, Fn fn) {
-  switch (dtypeBytes(dtype)) {
-  case 2:
-    return fn(uint16_t());
-  case 4:
-    return fn(uint32_t());
-  default:
-    return fn(uint64_t());
-  }
-}
-
 void cpu::copy(const TensorRef *t) {
   if (t[0].data != t[1].data)
     std::memmove(t[1].data, t[0].data, t[1].bytes());

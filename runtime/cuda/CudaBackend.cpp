@@ -333,6 +333,16 @@ void CudaBackend::select(const TensorRef *t) {
   check(launchSelect(t, stream), "select kernel");
 }
 
+void CudaBackend::compare(const TensorRef *t, Comparison predicate) {
+  if (t[0].dtype != t[1].dtype || t[2].dtype != PARCRT_I32 ||
+      (t[0].dtype != PARCRT_F32 && t[0].dtype != PARCRT_I32 &&
+       t[0].dtype != PARCRT_I64))
+    fatal("compare: operands %s and %s, result %s: the operands must share "
+          "one of f32, i32, i64 and the result must be i32",
+          dtypeName(t[0].dtype), dtypeName(t[1].dtype), dtypeName(t[2].dtype));
+  check(launchCompare(t, predicate, stream), "compare kernel");
+}
+
 void CudaBackend::cast(const TensorRef *t) {
   check(launchCast(t, stream), "cast kernel");
 }

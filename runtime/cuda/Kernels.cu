@@ -789,6 +789,44 @@ cudaError_t parcrt::cuda::launchSelect(const TensorRef *t,
   return cudaErrorInvalidValue;
 }
 
+template <typename T>
+__global__ void compareKernel(Backend::Comparison predicate, const T *lhs,
+                              const T *rhs, int32_t *out, int64_t n,
+                              IndexMap lhsMap, IndexMap rhsMap) {
+  GRID_STRIDE_LOOP(i, n) {
+    out[i] =
+        math::compare(predicate, lhs[lhsMap.offset(i)], rhs[rhsMap.offset(i)]);
+  }
+}
+
+template <typename T>
+static cudaError_t compareAs(const TensorRef *t, Backend::Comparison predicate,
+                             int64_t n, cudaStream_t stream) {
+  compareKernel<T><<<gridFor(n), kThreads, 0, stream>>>(
+      predicate, static_cast<const T *>(t[0].data),
+      static_cast<const T *>(t[1].data), static_cast<int32_t *>(t[2].data), n,
+      broadcastMap(t[0], t[2]), broadcastMap(t[1], t[2]));
+  return cudaGetLastError();
+}
+
+cudaError_t parcrt::cuda::launchCompare(const TensorRef *t,
+                                        Backend::Comparison predicate,
+                                        cudaStream_t stream) {
+  int64_t n = countOf(t[2]);
+  if (n == 0)
+    return cudaSuccess;
+  switch (t[0].dtype) {
+  case PARCRT_F32:
+    return compareAs<float>(t, predicate, n, stream);
+  case PARCRT_I32:
+    return compareAs<int32_t>(t, predicate, n, stream);
+  case PARCRT_I64:
+    return compareAs<int64_t>(t, predicate, n, stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
+
 cudaError_t parcrt::cuda::launchSoftmax(const TensorRef *t, int64_t axis,
                                         cudaStream_t stream) {
   int64_t length = t[0].shape[axis], inner = 1;

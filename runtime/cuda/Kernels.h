@@ -33,6 +33,8 @@ cudaError_t launchUnary(Backend::Unary op, const TensorRef *t,
 /// t[3] = t[0] != 0 ? t[1] : t[2], broadcast; the condition is i32 or i64,
 /// the values of any dtype.
 cudaError_t launchSelect(const TensorRef *t, cudaStream_t stream);
+cudaError_t launchCompare(const TensorRef *t, Backend::Comparison predicate,
+                          cudaStream_t stream);
 
 /// t[1] = t[0] converted elementwise, between f32, i32 and i64 (float to
 /// integer truncates toward zero).

@@ -52,11 +52,14 @@ OPS = {
     "Where": "where", "Trilu": "tri", "SoftmaxCrossEntropyLoss": "sce",
     "Neg": "neg", "Log": "log", "Reciprocal": "reciprocal",
     "Flatten": "flatten", "Expand": "expand", "ReduceMax": "reduce_max",
+    "Equal": "equal", "Less": "less", "Greater": "greater",
+    "LessOrEqual": "less_equal", "GreaterOrEqual": "greater_equal",
+    "Not": "not", "And": "and", "Or": "or", "Xor": "xor",
+    # With constant indices only.
+    "GatherND": "gathernd",
     # Evaluated at import when their inputs are known (OnnxFolding.cpp).
     "Shape": "shape", "Size": "size", "ConstantOfShape": "constantofshape",
-    "Range": "range", "Equal": "equal", "Less": "less", "Greater": "greater",
-    "LessOrEqual": "less_equal", "GreaterOrEqual": "greater_equal",
-    "Not": "not", "And": "and", "Or": "or", "Xor": "xor", "Mod": "mod",
+    "Range": "range", "Mod": "mod",
     "Abs": "abs", "Floor": "floor", "Ceil": "ceil", "Cos": "cos",
     "Sin": "sin", "Min": "min", "Max": "max", "GatherElements": "gather_elements",
     # Only as Where(IsNaN(softmax), 0, softmax): the node tests skip.

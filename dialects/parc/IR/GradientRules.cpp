@@ -332,6 +332,8 @@ Gradients TransposeOp::buildGradients(OpBuilder &b, ValueRange gradients) {
 }
 
 Gradients BroadcastToOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  if (!isa<FloatType>(getType().getElementType()))
+    return SmallVector<Value>{Value()};
   return SmallVector<Value>{
       sumToShape(b, getLoc(), gradients[0], getInput().getType())};
 }

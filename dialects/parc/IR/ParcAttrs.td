@@ -20,6 +20,23 @@ def Parc_GeluApproximationAttr
   let assemblyFormat = "`` $value";
 }
 
+def Parc_ComparisonPredicate : I32EnumAttr<"ComparisonPredicate",
+    "the relation parc.compare tests", [
+      I32EnumAttrCase<"Eq", 0, "eq">,
+      I32EnumAttrCase<"Ne", 1, "ne">,
+      I32EnumAttrCase<"Lt", 2, "lt">,
+      I32EnumAttrCase<"Le", 3, "le">,
+      I32EnumAttrCase<"Gt", 4, "gt">,
+      I32EnumAttrCase<"Ge", 5, "ge">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::parc";
+}
+def Parc_ComparisonPredicateAttr
+    : EnumAttr<Parc_Dialect, Parc_ComparisonPredicate, "comparison"> {
+  let assemblyFormat = "`` $value";
+}
+
 def Parc_ActivationKind : I32EnumAttr<"ActivationKind",
     "the activation whose derivative parc.activation_grad applies", [
       I32EnumAttrCase<"Relu", 0, "relu">,

@@ -171,9 +171,9 @@ int64_t MatmulOp::getFlopCount() {
 //===----------------------------------------------------------------------===//
 
 template <typename OpT>
-static LogicalResult inferBroadcastResult(std::optional<Location> loc,
-                                          typename OpT::Adaptor adaptor,
-                                          SmallVectorImpl<Type> &results) {
+static LogicalResult
+inferBroadcastResult(std::optional<Location> loc, typename OpT::Adaptor adaptor,
+                     SmallVectorImpl<Type> &results, Type resultElement = {}) {
   FailureOr<RankedTensorType> lhs =
       tensorOperand<OpT>(loc, adaptor.getLhs(), "lhs");
   FailureOr<RankedTensorType> rhs =
@@ -185,7 +185,8 @@ static LogicalResult inferBroadcastResult(std::optional<Location> loc,
       loc, lhs->getShape(), "lhs", rhs->getShape(), "rhs");
   if (failed(shape))
     return failure();
-  results.push_back(RankedTensorType::get(*shape, lhs->getElementType()));
+  results.push_back(RankedTensorType::get(
+      *shape, resultElement ? resultElement : lhs->getElementType()));
   return success();
 }
 
@@ -201,6 +202,14 @@ PARC_BROADCAST_INFERENCE(MulOp)
 PARC_BROADCAST_INFERENCE(DivOp)
 PARC_BROADCAST_INFERENCE(PowOp)
 #undef PARC_BROADCAST_INFERENCE
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  return inferBroadcastResult<CompareOp>(loc, adaptor, results,
+                                         IntegerType::get(context, 32));
+}
 
 LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,

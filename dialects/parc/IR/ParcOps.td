@@ -128,6 +128,25 @@ def Parc_SelectOp : Parc_Op<"select", [InferTypeOpAdaptor,
   }];
 }
 
+def Parc_CompareOp : Parc_Op<"compare", [InferTypeOpAdaptor,
+    Parc_FlopCountOpInterface, Parc_ShardingRuleOpInterface]> {
+  let summary = "elementwise comparison to i32 0/1 with numpy broadcasting";
+  let description = [{
+    1 where `lhs predicate rhs` holds, else 0 (ONNX's Equal, Less,
+    LessOrEqual, Greater, GreaterOrEqual; the importer's booleans are i32
+    0/1, as parc.select's condition reads them). The operands have the same
+    element type; integers compare exactly; NaN compares unequal to
+    everything. The result is an integer, so no gradient flows through it.
+  }];
+  let arguments = (ins Parc_ComparisonPredicateAttr:$predicate,
+                       Parc_AnyTensor:$lhs, Parc_AnyTensor:$rhs);
+  let results = (outs StaticShapeTensorOf<[I32]>:$result);
+  let assemblyFormat = [{
+    $predicate $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->`
+    type($result)
+  }];
+}
+
 def Parc_CastOp : Parc_Op<"cast", [Parc_FlopCountOpInterface,
     Parc_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<Parc_SumsPartialsOpInterface, ["sumsPartials"]>,
@@ -379,8 +398,11 @@ def Parc_BroadcastToOp : Parc_Op<"broadcast_to", [Parc_SumsPartialsOpInterface,
     DeclareOpInterfaceMethods<Parc_GradientOpInterface>,
     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
   let summary = "numpy broadcast of a tensor to the result shape";
-  let arguments = (ins Parc_FloatTensor:$input);
-  let results = (outs Parc_FloatTensor:$result);
+  let description = [{
+    Any element type: ONNX's Expand of a 0/1 mask imports as this too.
+  }];
+  let arguments = (ins Parc_AnyTensor:$input);
+  let results = (outs Parc_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }

@@ -129,6 +129,15 @@ public:
     Erf
   };
   enum class Reduce { Sum, Mean, Max, LogSumExp };
+  /// In the order of parc's ComparisonPredicate, which the ABI passes.
+  enum class Comparison {
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual
+  };
   enum class Activation { Relu, Sigmoid, Silu, Tanh, GeluErf, GeluTanh };
 
   // The compute methods (parcrt/BackendOps.def). A backend that lacks a

@@ -483,3 +483,28 @@ func.func @cross_entropy_grad_normalizer_shape(%x: tensor<2x8xf32>, %y: tensor<2
   %0 = parc.cross_entropy_grad %x, %y, %s normalizer %n shard %b count = 2 : tensor<2x8xf32>, tensor<2xi64>, tensor<f32>, tensor<2x1xf32>
   return
 }
+
+// -----
+
+func.func @compare_mixed_types(%a: tensor<2xf32>, %b: tensor<2xi32>) {
+  // expected-error @+1 {{'parc.compare' op}}
+  %0 = parc.compare eq %a, %b : tensor<2xf32>, tensor<2xi32> -> tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @compare_float_result(%a: tensor<2xf32>) {
+  // expected-error @+1 {{'parc.compare' op result #0 must be statically shaped tensor of 32-bit signless integer values}}
+  %0 = parc.compare ge %a, %a : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @compare_unknown_predicate(%a: tensor<2xf32>) {
+  // expected-error @+2 {{expected ::mlir::parc::ComparisonPredicate to be one of: eq, ne, lt, le, gt, ge}}
+  // expected-error @+1 {{failed to parse Parc_ComparisonPredicateAttr}}
+  %0 = parc.compare approx %a, %a : tensor<2xf32>, tensor<2xf32> -> tensor<2xi32>
+  return
+}

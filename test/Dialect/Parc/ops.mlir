@@ -119,6 +119,10 @@ func.func @imported_elementwise(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %c: tens
   %2 = parc.pow %1, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
   // CHECK: parc.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x1xi32>, tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
   %3 = parc.select %c, %2, %y : tensor<2x1xi32>, tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: parc.compare lt %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xi32>
+  %l = parc.compare lt %3, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xi32>
+  // CHECK: parc.compare eq %{{.*}}, %{{.*}} : tensor<2x1xi32>, tensor<2x3xi32> -> tensor<2x3xi32>
+  %q = parc.compare eq %c, %l : tensor<2x1xi32>, tensor<2x3xi32> -> tensor<2x3xi32>
   // CHECK: parc.cast %{{.*}} : tensor<2x3xf32> -> tensor<2x3xf16>
   %4 = parc.cast %3 : tensor<2x3xf32> -> tensor<2x3xf16>
   return %3, %4 : tensor<2x3xf32>, tensor<2x3xf16>

@@ -241,15 +241,15 @@ safetensors_file.write(
      "tail": x[..., 1:], "bigger": np.array([exact + 1], np.int64)})
 
 # Shape arithmetic that cannot be evaluated: an index past the shape, an
-# integer division by zero, and a comparison of computed values.
+# integer division by zero, and a fold-only op over computed values.
 for name, node, extra, result in [
         ("fold-index.onnx", helper.make_node("Gather", ["shape", "five"], ["y"]),
          [i64("five", 5)], (TensorProto.INT64, [])),
         ("fold-divide.onnx", helper.make_node("Div", ["shape", "nought"], ["y"]),
          [i64("nought", [0, 0, 0])], (TensorProto.INT64, [3])),
         ("fold-computed.onnx",
-         helper.make_node("Equal", ["x", "x"], ["y"]), [],
-         (TensorProto.BOOL, [2, 6, 8]))]:
+         helper.make_node("Floor", ["x"], ["y"]), [],
+         (TensorProto.FLOAT, [2, 6, 8]))]:
     save(model_of([helper.make_node("Shape", ["x"], ["shape"]), node],
                   [f32("x", [2, 6, 8])],
                   [helper.make_tensor_value_info("y", *result)], extra), name)
@@ -368,3 +368,69 @@ rank1_mask = model_of(
      for name in "qkv"],
     [f32("y", [1, attention_heads, attention_seq, attention_dim])])
 save(rank1_mask, "attention-rank1-mask.onnx")
+
+
+# A padding mask as transformers builds it from attention_mask, computed at
+# run time (lib/Import/BooleanOps.cpp): Cast to bool, Equal, GatherND and
+# Gather with constant indices on run-time data (the identity and a
+# rotation), Not, And, Or, Xor, Expand of booleans, and Where into an
+# additive mask over scores.
+batch, keys = 2, 4
+nd_indices = np.stack(np.meshgrid(np.arange(batch), np.arange(keys),
+                                  indexing="ij"), -1).reshape(batch, 1, 1,
+                                                              keys, 2)
+causal = np.tril(np.ones((keys, keys), bool))[None, None]
+padding_mask = model_of(
+    [helper.make_node("Cast", ["attention_mask"], ["keep"],
+                      to=TensorProto.BOOL),
+     helper.make_node("GatherND", ["keep", "nd_indices"], ["kept"]),
+     helper.make_node("Equal", ["attention_mask", "zero"], ["padded"]),
+     helper.make_node("Gather", ["attention_mask", "rotation"], ["rotated"],
+                      axis=1),
+     helper.make_node("Greater", ["rotated", "zero"], ["rotated_keep"]),
+     helper.make_node("Not", ["padded"], ["not_padded"]),
+     helper.make_node("Xor", ["not_padded", "rotated_keep"], ["moved"]),
+     helper.make_node("Unsqueeze", ["moved", "axes12"], ["moved4"]),
+     constant("causal", causal),
+     helper.make_node("And", ["causal", "kept"], ["visible"]),
+     helper.make_node("Expand", ["moved4", "mask_shape"], ["moved_full"]),
+     helper.make_node("Or", ["visible", "moved_full"], ["full"]),
+     constant("nought", np.array(0, np.float32)),
+     constant("hidden", np.array(-np.inf, np.float32)),
+     helper.make_node("Where", ["full", "nought", "hidden"], ["additive"]),
+     helper.make_node("Add", ["scores", "additive"], ["masked"])],
+    [helper.make_tensor_value_info("attention_mask", TensorProto.INT64,
+                                   [batch, keys]),
+     f32("scores", [batch, 1, keys, keys])],
+    [f32("masked", [batch, 1, keys, keys])],
+    [i64("zero", 0), i64("nd_indices", nd_indices),
+     i64("rotation", [3, 0, 1, 2]), i64("axes12", [1, 2]),
+     i64("mask_shape", [batch, 1, keys, keys])])
+save(padding_mask, "padding-mask.onnx")
+attention_mask = np.array([[1, 1, 1, 1], [0, 0, 1, 1]], np.int64)
+scores = rng.normal(0, 1, (batch, 1, keys, keys)).astype(np.float32)
+keep = attention_mask != 0
+moved = keep ^ (attention_mask[:, [3, 0, 1, 2]] > 0)
+either = (causal & keep[:, None, None, :]) | moved[:, None, None, :]
+safetensors_file.write(os.path.join(out, "padding-mask.inputs.safetensors"),
+                       {"attention_mask": attention_mask, "scores": scores})
+safetensors_file.write(
+    os.path.join(out, "padding-mask.outputs.safetensors"),
+    {"masked": np.where(either, scores, -np.inf).astype(np.float32)})
+
+# GatherND that parc does not import: indices computed by the graph,
+# batch_dims, an index past the data.
+for name, indices, attributes, extra, shape in [
+        ("gathernd-computed.onnx", "x_indices", {}, [], [1]),
+        ("gathernd-batch-dims.onnx", "pairs", {"batch_dims": 1},
+         [i64("pairs", [[[0]], [[1]]])], [2, 1]),
+        ("gathernd-range.onnx", "pairs", {},
+         [i64("pairs", [[0, 5]])], [1])]:
+    nodes = [helper.make_node("GatherND", ["x", indices], ["y"],
+                              **attributes)]
+    inputs = [f32("x", [2, 3])]
+    if indices == "x_indices":
+        inputs.append(helper.make_tensor_value_info(
+            "x_indices", TensorProto.INT64, [1, 2]))
+    save(model_of(nodes, inputs, [helper.make_tensor_value_info(
+        "y", TensorProto.FLOAT, shape)], extra), name)
