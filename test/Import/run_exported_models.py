@@ -3,24 +3,28 @@
 export_transformers.py from Hugging Face transformers and torch.nn, with
 both torch exporters), evaluates it with parc's reference evaluator on the
 recorded inputs, and compares with the framework's recorded outputs
-(relative 1e-4); then does the same with the batch split over dp = 2
-(simulated ranks). Where an export computes something else than the
+(relative 1e-4); then does the same with the batch split over dp = 2 and
+with Megatron's tensor parallelism over tp = 2 (a plan that addresses the
+projections by module path), each on simulated ranks and compiled (mpirun),
+counting the collectives of the tp partition. Where an export computes something else than the
 framework by ONNX's semantics (record_onnx_outputs.py wrote
 <export>.onnx-outputs.safetensors: the dynamo exporter's masked attention
 at fully padded queries), the outputs must equal those everywhere and the
 framework's at the positions the attention_mask keeps. Prints one line per
 model:
 
-  <model>-<variant>-<exporter>: ok, <n> attention, dp=2 ok
+  <model>-<variant>-<exporter>: ok, <n> attention, dp=2 ok, tp=2 ok
+      (<n> all_reduce, <n> all_gather, <n> all_to_all; heads <H> -> <h>
+      per rank)
   <model>-<variant>-<exporter>: ok (ONNX semantics; the framework's at
-      unpadded positions), <n> attention, dp=2 ok
+      unpadded positions), ...
   <model>-<variant>-<exporter>: unsupported: <the importer's reason>
 
 and exits 1 on a wrong result or a tool that fails other than with the
 importer's located error.
 
 usage: run_exported_models.py --translate PARC_TRANSLATE --opt PARC_OPT
-                              --run PARC_RUN
+                              --run PARC_RUN --compile PARC_COMPILE
 """
 import argparse
 import glob
@@ -57,6 +61,63 @@ def compare(expected, actual, what):
           what)
 
 
+# Megatron's tensor parallelism by module path: column-parallel projections
+# (weight [in, out] split by columns) feed the attention heads and the
+# MLP's hidden layer; row-parallel ones (split by rows) sum their partial
+# products; biases follow their layers. The fused q/k/v projections
+# (GPT-2's c_attn, nn.MultiheadAttention's in_proj) are left to
+# propagation: a split of their columns would not split heads.
+COLUMN_PARALLEL = re.compile(
+    r"(self_attn\.[qkv]_proj|mlp\.(gate|up)_proj|attention\.self\."
+    r"(query|key|value)|intermediate\.dense|SelfAttention\.[qkv]|"
+    r"DenseReluDense\.wi|mlp\.c_fc|linear1)\.weight$")
+ROW_PARALLEL = re.compile(
+    r"(self_attn\.o_proj|mlp\.down_proj|attention\.output\.dense|"
+    r"layer\.\d+\.output\.dense|SelfAttention\.o|DenseReluDense\.wo|"
+    r"attn\.c_proj|mlp\.c_proj|out_proj|linear2)\.weight$")
+
+
+def tensor_parallel_plan(mlir):
+    """The plan splitting `mlir`'s parameters by the rules above."""
+    with open(mlir) as f:
+        text = f.read()
+    shardings = {}
+    for shape, name in re.findall(
+            r"tensor<([0-9x]+)xf32> \{parc.name = \"([^\"]+)\", "
+            r"parc.role = \"param\"", text):
+        if shape.count("x") != 1:
+            continue
+        if COLUMN_PARALLEL.search(name):
+            shardings[name] = [[], ["tp"]]
+        elif ROW_PARALLEL.search(name):
+            shardings[name] = [["tp"], []]
+    return {"mesh": {"tp": 2}, "shardings": shardings}
+
+
+def run_parallel(tools, mlir, weights, data, expected, work, label, plan):
+    """Partitions `mlir` by `plan`, runs it on simulated ranks and compiled
+    (mpirun), compares both with `expected`; returns the partitioned IR."""
+    stem = os.path.join(work, os.path.basename(mlir) + "." + label)
+    with open(stem + ".json", "w") as f:
+        json.dump(plan, f)
+    check([tools.opt, mlir, f"--parc-apply-plan=plan={stem}.json",
+           "--parc-propagate-sharding", "--parc-partition", "-o",
+           stem + ".mlir"], f"parc-opt ({label})")
+    inputs = data + ".inputs.safetensors"
+    check([tools.run, "--reference", "--simulate-ranks", stem + ".mlir",
+           "--weights", weights, "--inputs", inputs, "--out",
+           stem + ".simulated"], f"parc-run --simulate-ranks ({label})")
+    compare(expected, stem + ".simulated", f"{label} simulated")
+    check([tools.compile, mlir, "--plan", stem + ".json", "-o",
+           stem + ".compiled"], f"parc-compile ({label})")
+    check([os.path.join(stem + ".compiled", "launch.sh"), "--weights",
+           weights, "--inputs", inputs, "--out", stem + ".out"],
+          f"compiled ({label})")
+    compare(expected, stem + ".out", f"{label} compiled")
+    with open(stem + ".mlir") as f:
+        return f.read()
+
+
 def compare_unpadded(expected, actual, inputs, what):
     """The outputs at the (batch, position)s whose attention_mask is 1."""
     kept = safetensors_file.read(inputs)["attention_mask"] != 0
@@ -70,7 +131,7 @@ def compare_unpadded(expected, actual, inputs, what):
 
 def main():
     parser = argparse.ArgumentParser()
-    for tool in ("translate", "opt", "run"):
+    for tool in ("translate", "opt", "run", "compile"):
         parser.add_argument("--" + tool, required=True)
     tools = parser.parse_args()
     failed = False
@@ -96,7 +157,8 @@ def main():
                 raise RuntimeError(f"parc-translate exited "
                                    f"{imported.returncode}: {imported.stderr}")
             with open(mlir) as f:
-                attention = f.read().count("parc.attention ")
+                module = f.read()
+            attention = module.count("parc.attention ")
             out = os.path.join(work, stem + ".out")
             check([tools.run, "--reference", mlir, "--weights", weights,
                    "--inputs", data + ".inputs.safetensors", "--out", out],
@@ -111,22 +173,23 @@ def main():
             else:
                 expected, kind = data + ".outputs.safetensors", "ok"
             compare(expected, out, "serial")
-            plan = os.path.join(work, "dp2.json")
             batch = {name: [["dp"], []]
                      for name in safetensors_file.read(
                          data + ".inputs.safetensors")}
-            with open(plan, "w") as f:
-                json.dump({"mesh": {"dp": 2}, "shardings": batch}, f)
-            part = os.path.join(work, stem + ".dp2.mlir")
-            check([tools.opt, mlir, f"--parc-apply-plan=plan={plan}",
-                   "--parc-propagate-sharding", "--parc-partition", "-o",
-                   part], "parc-opt")
-            check([tools.run, "--reference", "--simulate-ranks", part,
-                   "--weights", weights, "--inputs",
-                   data + ".inputs.safetensors", "--out", out + ".dp2"],
-                  "parc-run --simulate-ranks")
-            compare(expected, out + ".dp2", "dp=2")
-            print(f"{stem}: {kind}, {attention} attention, dp=2 ok")
+            run_parallel(tools, mlir, weights, data, expected, work,
+                         "dp=2", {"mesh": {"dp": 2}, "shardings": batch})
+            partitioned = run_parallel(tools, mlir, weights, data, expected,
+                                       work, "tp=2",
+                                       tensor_parallel_plan(mlir))
+            heads = [re.search(r"parc.attention [^:]*: tensor<\d+x(\d+)x",
+                               text).group(1) if "parc.attention " in text
+                     else "-" for text in (module, partitioned)]
+            collectives = ", ".join(
+                f"{partitioned.count('dist.' + op + ' ')} {op}"
+                for op in ("all_reduce", "all_gather", "all_to_all"))
+            collectives += f"; heads {heads[0]} -> {heads[1]} per rank"
+            print(f"{stem}: {kind}, {attention} attention, dp=2 ok, "
+                  f"tp=2 ok ({collectives})")
         except RuntimeError as error:
             print(f"{stem}: FAIL: {error}")
             failed = True

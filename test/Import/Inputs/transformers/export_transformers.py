@@ -13,7 +13,8 @@ file):
   M-V.outputs.safetensors
 
 The configurations are tiny (hidden 32, 2 layers, 4 heads, vocabulary 64,
-sequence 8, batch 2) and the weights random; the outputs are the
+sequence 8, batch 2) and the weights random (biases and norm weights too,
+not their constant initial values); the outputs are the
 framework's own, recorded at export time. Node doc strings and metadata
 (the dynamo exporter's stack traces) are dropped to keep the files small,
 all but the module paths (pkg.torch.onnx.name_scopes).
@@ -76,6 +77,20 @@ def make(name):
     raise ValueError(name)
 
 
+def perturb_constant_parameters(model):
+    """Gives every parameter that initialization left constant (biases at
+    0, norm weights at 1) small random values, as a trained model has:
+    TorchScript's exporter would otherwise share one initializer among
+    equal tensors (every zero bias of the model under one name)."""
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if parameter.numel() > 1 and bool(
+                    (parameter == parameter.flatten()[0]).all()):
+                parameter.add_(0.02 * torch.randn(
+                    parameter.shape, generator=generator))
+
+
 class TorchEncoder(torch.nn.Module):
     """torch.nn.TransformerEncoder over token embeddings; the mask is a
     key padding mask (True where attention_mask is 0)."""
@@ -88,6 +103,14 @@ class TorchEncoder(torch.nn.Module):
             batch_first=True)
         self.encoder = torch.nn.TransformerEncoder(
             layer, LAYERS, enable_nested_tensor=False)
+        # TransformerEncoder starts every layer as a copy of `layer`, and
+        # TorchScript's exporter would store the equal weights once: the
+        # layers get weights of their own, as a trained encoder has.
+        for module in self.encoder.layers.modules():
+            if isinstance(module, torch.nn.Linear):
+                module.reset_parameters()
+            elif isinstance(module, torch.nn.MultiheadAttention):
+                module._reset_parameters()
 
     def forward(self, input_ids, attention_mask=None):
         padding = None if attention_mask is None else attention_mask == 0
@@ -154,6 +177,7 @@ def main(names):
     for name in names:
         torch.manual_seed(0)
         model = make(name).eval()
+        perturb_constant_parameters(model)
         ids = torch.randint(0, VOCAB, (BATCH, SEQ))
         mask = torch.ones(BATCH, SEQ, dtype=torch.int64)
         mask[1, :3] = 0  # left padding
