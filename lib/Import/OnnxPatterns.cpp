@@ -1,6 +1,6 @@
 //===- OnnxPatterns.cpp - PyTorch's unfused forms as single parc ops ------===//
 //
-// PyTorch exports GELU (erf form) and layer normalization as chains of
+// PyTorch exports GELU (erf form), layer and RMS normalization as chains of
 // elementwise ops. Matched here on the imported parc ops:
 //
 //   GELU: e = erf(x / c) with c = sqrt(2) (or erf(x * c), c = 1/sqrt(2)),
@@ -13,6 +13,11 @@
 //         optionally y = n * gamma + beta (either order each), gamma and
 //         beta 1-D as long as the last axis
 //     -> parc.layer_norm x, gamma, beta eps = eps (ones and zeros when absent)
+//   RMS norm (Llama's RMSNorm, T5's layer norm):
+//         s = sqrt(reduce_mean(pow(x, 2) or x * x, [last], keepdims) + eps),
+//         n = x * (1 / s) or x / s, optionally y = n * gamma (either order
+//         each), gamma 1-D as long as the last axis
+//     -> parc.rms_norm x, gamma eps = eps (ones when absent)
 //
 // Constants must be parc.constant splats within 1e-4 (relative) of the
 // expected value; the replaced result must have x's type. Ops left unused
@@ -127,6 +132,88 @@ static bool isFeatureVector(Value value, int64_t features) {
   return type.getRank() == 1 && type.getDimSize(0) == features;
 }
 
+/// eps if `value` is sqrt(reduce_mean(pow(x, 2) or x * x, [last axis],
+/// keepdims) + eps) (the add in either order).
+static std::optional<double> rootMeanSquareEpsilon(Value value, Value x) {
+  auto sqrt = value.getDefiningOp<SqrtOp>();
+  auto addEps = sqrt ? sqrt.getInput().getDefiningOp<AddOp>() : AddOp();
+  if (!addEps)
+    return std::nullopt;
+  for (auto [meanSquare, e] : {std::pair(addEps.getLhs(), addEps.getRhs()),
+                               std::pair(addEps.getRhs(), addEps.getLhs())}) {
+    std::optional<double> eps = splatValue(e);
+    Value squared = eps ? meanOverLastAxis(meanSquare) : Value();
+    if (!squared)
+      continue;
+    if (auto pow = squared.getDefiningOp<PowOp>())
+      if (pow.getLhs() == x && isConstant(pow.getRhs(), 2.0))
+        return eps;
+    if (auto mul = squared.getDefiningOp<MulOp>())
+      if (mul.getLhs() == x && mul.getRhs() == x)
+        return eps;
+  }
+  return std::nullopt;
+}
+
+/// The one user of `op` that multiplies its result by a feature vector,
+/// and that vector; nulls otherwise.
+static std::pair<MulOp, Value> scaledByFeatures(Operation *op) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!op->hasOneUse())
+    return {};
+  auto mul = dyn_cast<MulOp>(*op->user_begin());
+  if (!mul || mul.getType() != type)
+    return {};
+  Value scale = mul.getLhs() == op->getResult(0) ? mul.getRhs() : mul.getLhs();
+  if (!isFeatureVector(scale, type.getShape().back()))
+    return {};
+  return {mul, scale};
+}
+
+/// A splat constant shaped like the last axis of `like`, before `at`.
+static Value featureSplat(OpBuilder &builder, Operation *at, Value like,
+                          double value) {
+  auto type = cast<RankedTensorType>(like.getType());
+  auto vectorType =
+      RankedTensorType::get({type.getShape().back()}, type.getElementType());
+  builder.setInsertionPoint(at);
+  return ConstantOp::create(
+      builder, at->getLoc(),
+      DenseElementsAttr::get(
+          vectorType, builder.getFloatAttr(type.getElementType(), value)));
+}
+
+/// `normalized` is x * (1 / s) or x / s, s the root mean square of x.
+static void fuseRmsNorm(Operation *normalized, OpBuilder &builder) {
+  Value x, root;
+  if (auto div = dyn_cast<DivOp>(normalized)) {
+    x = div.getLhs();
+    root = div.getRhs();
+  } else if (auto mul = dyn_cast<MulOp>(normalized)) {
+    for (auto [candidate, inverse] : {std::pair(mul.getLhs(), mul.getRhs()),
+                                      std::pair(mul.getRhs(), mul.getLhs())}) {
+      auto reciprocal = inverse.getDefiningOp<DivOp>();
+      if (reciprocal && isConstant(reciprocal.getLhs(), 1.0)) {
+        x = candidate;
+        root = reciprocal.getRhs();
+      }
+    }
+  }
+  if (!x || x.getType() != normalized->getResult(0).getType())
+    return;
+  std::optional<double> eps = rootMeanSquareEpsilon(root, x);
+  if (!eps)
+    return;
+  auto [scaled, gamma] = scaledByFeatures(normalized);
+  Operation *replaced = scaled ? scaled.getOperation() : normalized;
+  if (!gamma)
+    gamma = featureSplat(builder, replaced, x, 1.0);
+  builder.setInsertionPoint(replaced);
+  replaced->getResult(0).replaceAllUsesWith(
+      RmsNormOp::create(builder, replaced->getLoc(), x, gamma, APFloat(*eps))
+          .getResult());
+}
+
 static void fuseLayerNorm(DivOp div, OpBuilder &builder) {
   auto centered = div.getLhs().getDefiningOp<SubOp>();
   if (!centered)
@@ -134,69 +221,36 @@ static void fuseLayerNorm(DivOp div, OpBuilder &builder) {
   Value x = centered.getLhs();
   if (meanOverLastAxis(centered.getRhs()) != x || x.getType() != div.getType())
     return;
-  auto sqrt = div.getRhs().getDefiningOp<SqrtOp>();
-  if (!sqrt)
-    return;
-  auto addEps = sqrt.getInput().getDefiningOp<AddOp>();
-  if (!addEps)
-    return;
-  std::optional<double> eps;
-  Value variance;
-  for (auto [v, e] : {std::pair(addEps.getLhs(), addEps.getRhs()),
-                      std::pair(addEps.getRhs(), addEps.getLhs())})
-    if (std::optional<double> value = splatValue(e)) {
-      eps = value;
-      variance = v;
-    }
-  if (!eps || !variance)
-    return;
-  Value squared = meanOverLastAxis(variance);
-  if (!squared)
-    return;
-  Value d = centered.getResult();
-  bool isSquare = false;
-  if (auto pow = squared.getDefiningOp<PowOp>())
-    isSquare = pow.getLhs() == d && isConstant(pow.getRhs(), 2.0);
-  if (auto mul = squared.getDefiningOp<MulOp>())
-    isSquare = mul.getLhs() == d && mul.getRhs() == d;
-  if (!isSquare)
+  std::optional<double> eps =
+      rootMeanSquareEpsilon(div.getRhs(), centered.getResult());
+  if (!eps)
     return;
 
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t features = type.getShape().back();
   Operation *replaced = div;
   Value gamma, beta;
   // An affine tail: (n * gamma) + beta.
-  if (div->hasOneUse())
-    if (auto mul = dyn_cast<MulOp>(*div->user_begin())) {
-      Value g = mul.getLhs() == div.getResult() ? mul.getRhs() : mul.getLhs();
-      if (isFeatureVector(g, features) && mul.getType() == type &&
-          mul->hasOneUse())
-        if (auto add = dyn_cast<AddOp>(*mul->user_begin())) {
-          Value b = add.getLhs() == mul.getResult() ? add.getRhs()
-                                                    : add.getLhs();
-          if (isFeatureVector(b, features) && add.getType() == type) {
-            gamma = g;
-            beta = b;
-            replaced = add;
-          }
-        }
+  if (auto [scaled, scale] = scaledByFeatures(div); scaled)
+    if (auto add = scaled->hasOneUse() ? dyn_cast<AddOp>(*scaled->user_begin())
+                                       : AddOp()) {
+      Value shift =
+          add.getLhs() == scaled.getResult() ? add.getRhs() : add.getLhs();
+      if (isFeatureVector(
+              shift, cast<RankedTensorType>(x.getType()).getShape().back()) &&
+          add.getType() == x.getType()) {
+        gamma = scale;
+        beta = shift;
+        replaced = add;
+      }
     }
-  builder.setInsertionPoint(replaced);
-  Location loc = replaced->getLoc();
-  auto vectorType = RankedTensorType::get({features}, type.getElementType());
-  auto splat = [&](double value) -> Value {
-    return ConstantOp::create(
-        builder, loc,
-        DenseElementsAttr::get(
-            vectorType, builder.getFloatAttr(type.getElementType(), value)));
-  };
   if (!gamma) {
-    gamma = splat(1.0);
-    beta = splat(0.0);
+    gamma = featureSplat(builder, replaced, x, 1.0);
+    beta = featureSplat(builder, replaced, x, 0.0);
   }
+  builder.setInsertionPoint(replaced);
   replaced->getResult(0).replaceAllUsesWith(
-      LayerNormOp::create(builder, loc, x, gamma, beta, APFloat(*eps)).getResult());
+      LayerNormOp::create(builder, replaced->getLoc(), x, gamma, beta,
+                          APFloat(*eps))
+          .getResult());
 }
 
 void mlir::parc::fuseExportedPatterns(ModuleOp module) {
@@ -211,6 +265,12 @@ void mlir::parc::fuseExportedPatterns(ModuleOp module) {
   });
   for (DivOp div : quotients)
     fuseLayerNorm(div, builder);
+  for (DivOp div : quotients)
+    if (!div->use_empty())
+      fuseRmsNorm(div, builder);
+  for (MulOp mul : products)
+    if (!mul->use_empty())
+      fuseRmsNorm(mul, builder);
   for (MulOp mul : products)
     if (!mul->use_empty())
       fuseGelu(mul, builder);

@@ -434,3 +434,39 @@ for name, indices, attributes, extra, shape in [
             "x_indices", TensorProto.INT64, [1, 2]))
     save(model_of(nodes, inputs, [helper.make_tensor_value_info(
         "y", TensorProto.FLOAT, shape)], extra), name)
+
+# RMS normalization as PyTorch exports it (lib/Import/OnnxPatterns.cpp):
+# Llama's RMSNorm, x * Reciprocal(Sqrt(ReduceMean(Pow(x, 2)) + eps)) times
+# a weight, and an unscaled x / Sqrt(ReduceMean(x * x) + eps).
+rms_x = rng.normal(0, 1, (2, 3, 8)).astype(np.float32)
+rms_weight = rng.normal(1, 0.1, 8).astype(np.float32)
+rms = model_of(
+    [helper.make_node("Pow", ["x", "two"], ["square"]),
+     helper.make_node("ReduceMean", ["square"], ["mean_square"], axes=[-1]),
+     helper.make_node("Add", ["mean_square", "eps"], ["shifted"]),
+     helper.make_node("Sqrt", ["shifted"], ["root"]),
+     helper.make_node("Reciprocal", ["root"], ["inverse"]),
+     helper.make_node("Mul", ["x", "inverse"], ["normalized"]),
+     helper.make_node("Mul", ["norm.weight", "normalized"], ["y"]),
+     helper.make_node("Mul", ["y", "y"], ["y_square"]),
+     helper.make_node("ReduceMean", ["y_square"], ["y_mean_square"],
+                      axes=[-1]),
+     helper.make_node("Add", ["eps", "y_mean_square"], ["y_shifted"]),
+     helper.make_node("Sqrt", ["y_shifted"], ["y_root"]),
+     helper.make_node("Div", ["y", "y_root"], ["z"])],
+    [f32("x", [2, 3, 8])], [f32("z", [2, 3, 8])],
+    [init("norm.weight", rms_weight), init("two", np.array(2.0)),
+     init("eps", np.array(1e-6))])
+save(rms, "rms-norm.onnx")
+
+
+def rms_norm(values, weight=1.0):
+    values = values.astype(np.float64)
+    return values / np.sqrt((values**2).mean(-1, keepdims=True) + 1e-6) * weight
+
+
+safetensors_file.write(os.path.join(out, "rms-norm.inputs.safetensors"),
+                       {"x": rms_x})
+safetensors_file.write(
+    os.path.join(out, "rms-norm.outputs.safetensors"),
+    {"z": rms_norm(rms_norm(rms_x, rms_weight)).astype(np.float32)})
