@@ -16,7 +16,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 shift || true
-out=${PARC_FUZZ_DIR:-$root/build-fuzz}
+# Absolute: the fuzzers run from inside it.
+out=$(realpath -m "${PARC_FUZZ_DIR:-$root/build-fuzz}")
 all=(mlir:MlirPassesFuzzer onnx:OnnxImportFuzzer plan-files:PlanFilesFuzzer
      safetensors:SafetensorsFuzzer launcher-flags:LauncherFlagsFuzzer)
 targets=()

@@ -1,7 +1,7 @@
 //===- OnnxPatterns.cpp - PyTorch's unfused forms as single parc ops ------===//
 //
-// PyTorch exports GELU (erf form), layer and RMS normalization as chains of
-// elementwise ops. Matched here on the imported parc ops:
+// PyTorch exports GELU (erf form), SiLU, layer and RMS normalization as
+// chains of elementwise ops. Matched here on the imported parc ops:
 //
 //   GELU: e = erf(x / c) with c = sqrt(2) (or erf(x * c), c = 1/sqrt(2)),
 //         a = e + 1 (either order), then
@@ -13,6 +13,7 @@
 //         optionally y = n * gamma + beta (either order each), gamma and
 //         beta 1-D as long as the last axis
 //     -> parc.layer_norm x, gamma, beta eps = eps (ones and zeros when absent)
+//   SiLU: x * sigmoid(x) (either order) -> parc.silu x
 //   RMS norm (Llama's RMSNorm, T5's layer norm):
 //         s = sqrt(reduce_mean(pow(x, 2) or x * x, [last], keepdims) + eps),
 //         n = x * (1 / s) or x / s, optionally y = n * gamma (either order
@@ -114,6 +115,19 @@ static void fuseGelu(MulOp outer, OpBuilder &builder) {
   outer.replaceAllUsesWith(
       GeluOp::create(builder, outer.getLoc(), x, GeluApproximation::Erf)
           .getResult());
+}
+
+static void fuseSilu(MulOp mul, OpBuilder &builder) {
+  for (auto [x, gate] : {std::pair(mul.getLhs(), mul.getRhs()),
+                         std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto sigmoid = gate.getDefiningOp<SigmoidOp>();
+    if (!sigmoid || sigmoid.getInput() != x || x.getType() != mul.getType())
+      continue;
+    builder.setInsertionPoint(mul);
+    mul.replaceAllUsesWith(
+        SiluOp::create(builder, mul.getLoc(), x).getResult());
+    return;
+  }
 }
 
 /// x if `value` is reduce_mean(x, [last axis], keepdims).
@@ -273,8 +287,12 @@ void mlir::parc::fuseExportedPatterns(ModuleOp module) {
       fuseRmsNorm(mul, builder);
   for (MulOp mul : products)
     if (!mul->use_empty())
+      fuseSilu(mul, builder);
+  for (MulOp mul : products)
+    if (!mul->use_empty())
       fuseGelu(mul, builder);
   fuseExportedAttention(module);
+  refactorLayoutChains(module);
   // Erase what the rewrites left unused, users before producers.
   module.walk([&](func::FuncOp func) {
     for (Block &block : func.getBody()) {

@@ -78,12 +78,16 @@ ROW_PARALLEL = re.compile(
 
 
 def tensor_parallel_plan(mlir):
-    """The plan splitting `mlir`'s parameters by the rules above."""
+    """The plan splitting `mlir`'s parameters by the rules above; a weight
+    that a matmul reads transposed (stored [out, in], as nn.MultiheadAttention
+    keeps out_proj) splits the other dimension."""
     with open(mlir) as f:
         text = f.read()
+    transposed = set(re.findall(r"parc.matmul [^,]+, (%arg\d+) transpose_rhs",
+                                text))
     shardings = {}
-    for shape, name in re.findall(
-            r"tensor<([0-9x]+)xf32> \{parc.name = \"([^\"]+)\", "
+    for argument, shape, name in re.findall(
+            r"(%arg\d+): tensor<([0-9x]+)xf32> \{parc.name = \"([^\"]+)\", "
             r"parc.role = \"param\"", text):
         if shape.count("x") != 1:
             continue
@@ -91,6 +95,10 @@ def tensor_parallel_plan(mlir):
             shardings[name] = [[], ["tp"]]
         elif ROW_PARALLEL.search(name):
             shardings[name] = [["tp"], []]
+        else:
+            continue
+        if argument in transposed:
+            shardings[name].reverse()
     return {"mesh": {"tp": 2}, "shardings": shardings}
 
 

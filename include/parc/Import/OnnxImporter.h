@@ -60,6 +60,12 @@ void fuseExportedPatterns(ModuleOp module);
 /// unused ops are left for the caller to erase. See AttentionPatterns.cpp.
 void fuseExportedAttention(ModuleOp module);
 
+/// Rewrites reshape -> transpose -> reshape chains whose transposed tensor
+/// merges dimensions (the exporters' head splits) over the factors of their
+/// shapes, so that a sharding of any factor can propagate through them;
+/// the replaced ops are left for the caller to erase. See LayoutChains.cpp.
+void refactorLayoutChains(ModuleOp module);
+
 } // namespace mlir::parc
 
 #endif // PARC_IMPORT_ONNXIMPORTER_H
