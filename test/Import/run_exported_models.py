@@ -104,7 +104,8 @@ def tensor_parallel_plan(mlir):
 
 def run_parallel(tools, mlir, weights, data, expected, work, label, plan):
     """Partitions `mlir` by `plan`, runs it on simulated ranks and compiled
-    (mpirun), compares both with `expected`; returns the partitioned IR."""
+    (mpirun), compares both with `expected`; returns the partitioned IR's
+    path."""
     stem = os.path.join(work, os.path.basename(mlir) + "." + label)
     with open(stem + ".json", "w") as f:
         json.dump(plan, f)
@@ -122,8 +123,15 @@ def run_parallel(tools, mlir, weights, data, expected, work, label, plan):
            weights, "--inputs", inputs, "--out", stem + ".out"],
           f"compiled ({label})")
     compare(expected, stem + ".out", f"{label} compiled")
-    with open(stem + ".mlir") as f:
-        return f.read()
+    return stem + ".mlir"
+
+
+def collective_counts(tools, partitioned):
+    """How many collectives of each kind --parc-comm-report lists."""
+    report = check([tools.opt, partitioned, "--parc-comm-report", "-o",
+                    os.devnull], "parc-opt --parc-comm-report")
+    return {kind: int(count) for kind, count in
+            re.findall(r"^  (\w+): (\d+) collectives", report, re.M)}
 
 
 def compare_unpadded(expected, actual, inputs, what):
@@ -189,11 +197,12 @@ def main():
             partitioned = run_parallel(tools, mlir, weights, data, expected,
                                        work, "tp=2",
                                        tensor_parallel_plan(mlir))
+            counts = collective_counts(tools, partitioned)
             heads = [re.search(r"parc.attention [^:]*: tensor<\d+x(\d+)x",
                                text).group(1) if "parc.attention " in text
-                     else "-" for text in (module, partitioned)]
+                     else "-" for text in (module, open(partitioned).read())]
             collectives = ", ".join(
-                f"{partitioned.count('dist.' + op + ' ')} {op}"
+                f"{counts.get(op, 0)} {op}"
                 for op in ("all_reduce", "all_gather", "all_to_all"))
             collectives += f"; heads {heads[0]} -> {heads[1]} per rank"
             print(f"{stem}: {kind}, {attention} attention, dp=2 ok, "
