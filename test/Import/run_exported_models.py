@@ -198,9 +198,10 @@ def main():
                                        work, "tp=2",
                                        tensor_parallel_plan(mlir))
             counts = collective_counts(tools, partitioned)
-            heads = [re.search(r"parc.attention [^:]*: tensor<\d+x(\d+)x",
-                               text).group(1) if "parc.attention " in text
-                     else "-" for text in (module, open(partitioned).read())]
+            # The heads of the first attention (or, unfused, of its softmax).
+            heads = [re.search(r"parc\.(?:attention [^:]*|softmax [^:]*axis "
+                               r"= 3 ): tensor<\d+x(\d+)x", text).group(1)
+                     for text in (module, open(partitioned).read())]
             collectives = ", ".join(
                 f"{counts.get(op, 0)} {op}"
                 for op in ("all_reduce", "all_gather", "all_to_all"))
