@@ -58,28 +58,6 @@ getNodesWithArrivingSplit(const ModelGraph &graph,
   return carried;
 }
 
-/// The op nodes whose result the ILP splits and gathers for a consumer that
-/// reads it whole (an LM head split over the vocabulary before a replicated
-/// loss), where propagation would carry the split on into that consumer.
-/// The other consumers, which read it split, slice the whole value for
-/// free.
-static llvm::DenseSet<int64_t>
-getNodesGatheredForConsumers(const ModelGraph &graph,
-                             const StrategySolution &strategy) {
-  llvm::DenseSet<int64_t> gathered;
-  for (const GraphEdge &edge : graph.getEdges()) {
-    const GraphNode &producer = graph.getNodes()[edge.producer];
-    const TensorSharding &layout = strategy.layouts[edge.producer][0];
-    if (edge.result == 0 && producer.kind == GraphNode::Op &&
-        graph.getNodes()[edge.consumer].kind == GraphNode::Op &&
-        !edge.toParameterLayout && strategy.splitFactors[edge.consumer] < 0 &&
-        llvm::any_of(layout.dims,
-                     [](const AxisList &axes) { return !axes.empty(); }))
-      gathered.insert(edge.producer);
-  }
-  return gathered;
-}
-
 /// Adds dp in front of the other axes of the first dimension of `node`'s
 /// result that spans the batch (dp splits only the batch).
 static void addDataParallelAxis(TensorSharding &layout, const GraphNode &node,
@@ -136,13 +114,9 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
   // unnamed op is pinned by position ("@N") where the ILP split its token
   // dimensions or where its split starts (an LM head split over the
   // vocabulary with its weight whole), since propagation would not find
-  // those splits from the others, and pinned whole where the ILP gathers
-  // its split result for consumers that read it whole, since propagation
-  // would carry the split on.
+  // those splits from the others.
   llvm::DenseSet<int64_t> arrivingSplit =
       getNodesWithArrivingSplit(graph, strategy);
-  llvm::DenseSet<int64_t> gathered =
-      getNodesGatheredForConsumers(graph, strategy);
   for (auto [index, op] : llvm::enumerate(getPlanPositionedOps(func))) {
     if (op->getNumResults() == 0)
       continue;
@@ -152,15 +126,11 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
     bool splitsTokens =
         factor >= 0 && graph.getNodes()[node].tokenFactors[factor];
     bool startsSplit = factor >= 0 && !arrivingSplit.contains(node);
-    bool gatheredWhole = gathered.contains(node);
-    if (!name && !splitsTokens && !startsSplit && !gatheredWhole)
+    if (!name && !splitsTokens && !startsSplit)
       continue;
     TensorSharding layout = strategy.layouts[node][0];
     layout.partial.clear();
-    if (gatheredWhole)
-      for (AxisList &axes : layout.dims)
-        axes.clear();
-    else if (!name && layout.isReplicated())
+    if (!name && layout.isReplicated())
       continue;
     if (chosen.dp > 1)
       addDataParallelAxis(layout, graph.getNodes()[node], func.getContext());
