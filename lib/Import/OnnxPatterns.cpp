@@ -277,20 +277,17 @@ void mlir::parc::fuseExportedPatterns(ModuleOp module) {
     if (auto div = dyn_cast<DivOp>(op))
       quotients.push_back(div);
   });
-  for (DivOp div : quotients)
-    fuseLayerNorm(div, builder);
-  for (DivOp div : quotients)
-    if (!div->use_empty())
-      fuseRmsNorm(div, builder);
-  for (MulOp mul : products)
-    if (!mul->use_empty())
-      fuseRmsNorm(mul, builder);
-  for (MulOp mul : products)
-    if (!mul->use_empty())
-      fuseSilu(mul, builder);
-  for (MulOp mul : products)
-    if (!mul->use_empty())
-      fuseGelu(mul, builder);
+  // Each rewrite skips the ops an earlier one left unused.
+  auto forEachUsed = [](auto &ops, auto rewrite) {
+    for (auto op : ops)
+      if (!op->use_empty())
+        rewrite(op);
+  };
+  forEachUsed(quotients, [&](DivOp div) { fuseLayerNorm(div, builder); });
+  forEachUsed(quotients, [&](DivOp div) { fuseRmsNorm(div, builder); });
+  forEachUsed(products, [&](MulOp mul) { fuseRmsNorm(mul, builder); });
+  forEachUsed(products, [&](MulOp mul) { fuseSilu(mul, builder); });
+  forEachUsed(products, [&](MulOp mul) { fuseGelu(mul, builder); });
   fuseExportedAttention(module);
   refactorLayoutChains(module);
   // Erase what the rewrites left unused, users before producers.

@@ -77,12 +77,15 @@ ROW_PARALLEL = re.compile(
     r"attn\.c_proj|mlp\.c_proj|out_proj|linear2)\.weight$")
 
 
-def tensor_parallel_plan(mlir):
-    """The plan splitting `mlir`'s parameters by the rules above; a weight
-    that a matmul reads transposed (stored [out, in], as nn.MultiheadAttention
-    keeps out_proj) splits the other dimension."""
-    with open(mlir) as f:
-        text = f.read()
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def tensor_parallel_plan(text):
+    """The plan splitting the parameters of the module `text` by the rules
+    above; a weight that a matmul reads transposed (stored [out, in], as
+    nn.MultiheadAttention keeps out_proj) splits the other dimension."""
     transposed = set(re.findall(r"parc.matmul [^,]+, (%arg\d+) transpose_rhs",
                                 text))
     shardings = {}
@@ -172,8 +175,7 @@ def main():
             if imported.returncode != 0:
                 raise RuntimeError(f"parc-translate exited "
                                    f"{imported.returncode}: {imported.stderr}")
-            with open(mlir) as f:
-                module = f.read()
+            module = read_text(mlir)
             attention = module.count("parc.attention ")
             out = os.path.join(work, stem + ".out")
             check([tools.run, "--reference", mlir, "--weights", weights,
@@ -196,12 +198,12 @@ def main():
                          "dp=2", {"mesh": {"dp": 2}, "shardings": batch})
             partitioned = run_parallel(tools, mlir, weights, data, expected,
                                        work, "tp=2",
-                                       tensor_parallel_plan(mlir))
+                                       tensor_parallel_plan(module))
             counts = collective_counts(tools, partitioned)
             # The heads of the first attention (or, unfused, of its softmax).
             heads = [re.search(r"parc\.(?:attention [^:]*|softmax [^:]*axis "
                                r"= 3 ): tensor<\d+x(\d+)x", text).group(1)
-                     for text in (module, open(partitioned).read())]
+                     for text in (module, read_text(partitioned))]
             collectives = ", ".join(
                 f"{counts.get(op, 0)} {op}"
                 for op in ("all_reduce", "all_gather", "all_to_all"))
