@@ -402,7 +402,7 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
   int64_t returnPosition = positionOf[returnOp];
   for (Operation &op : body.without_terminator()) {
     int64_t position = positionOf[&op];
-    LiveOp live{ownerOf.lookup(&op), !forward.contains(&op), {}};
+    LiveOp live{nodeOf(&op), ownerOf.lookup(&op), !forward.contains(&op), {}};
     for (Value operand : op.getOperands())
       if (auto argument = dyn_cast<BlockArgument>(operand)) {
         auto node = graph.argumentNodes.find(argument.getArgNumber());

@@ -58,11 +58,12 @@ getNodesWithArrivingSplit(const ModelGraph &graph,
   return carried;
 }
 
-/// Adds dp in front of the other axes of the first dimension of `node`'s
-/// result that spans the batch (dp splits only the batch).
+/// Adds dp in front of the other axes of the first dimension of a tensor
+/// with factors `dims` of `node`'s rule that spans the batch (dp splits only
+/// the batch).
 static void addDataParallelAxis(TensorSharding &layout, const GraphNode &node,
+                                const TensorFactors &dims,
                                 MLIRContext *context) {
-  const TensorFactors &dims = node.rule.getResults()[0];
   for (auto [dim, factors] : llvm::enumerate(dims))
     if (llvm::any_of(factors,
                      [&](int64_t factor) { return node.batchFactors[factor]; })) {
@@ -133,10 +134,49 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
     if (!name && layout.isReplicated())
       continue;
     if (chosen.dp > 1)
-      addDataParallelAxis(layout, graph.getNodes()[node], func.getContext());
+      addDataParallelAxis(layout, graph.getNodes()[node],
+                          graph.getNodes()[node].rule.getResults()[0],
+                          func.getContext());
     plan.shardings.push_back(
         {name ? name.getValue().str() : "@" + std::to_string(index),
          toAxisNames(layout), {}});
+  }
+  // An operand that the ILP gathers (or moves) for a reader at the end of
+  // the forward pass is pinned at that use ("@N:K"): the producer keeps its
+  // layout, this reader alone takes the value as the ILP chose, as an LM
+  // head split over the vocabulary whose logits are gathered for a
+  // replicated loss. Elsewhere such a pin would move the backward pass off
+  // the ILP's choice, since backward ops have no positions in the plan:
+  // propagation lays them out from the forward values they read.
+  DenseMap<int64_t, SmallVector<const GraphEdge *>> edgesInto;
+  llvm::DenseSet<int64_t> feedsForward;
+  for (const GraphEdge &edge : graph.getEdges()) {
+    if (!edge.toParameterLayout)
+      edgesInto[edge.consumer].push_back(&edge);
+    const GraphNode &consumer = graph.getNodes()[edge.consumer];
+    if (consumer.kind == GraphNode::Op && !consumer.backward)
+      feedsForward.insert(edge.producer);
+  }
+  for (auto [index, op] : llvm::enumerate(getPlanPositionedOps(func))) {
+    int64_t node = graph.getOpNode(op);
+    if (feedsForward.contains(node))
+      continue;
+    for (const GraphEdge *edge : edgesInto.lookup(node)) {
+      TensorSharding wanted = strategy.operandLayouts[node][edge->operand];
+      // Propagation would carry such a split on into the reader instead.
+      if (!strategy.layouts[edge->producer][edge->result].dropsSplitFor(wanted))
+        continue;
+      wanted.partial.clear();
+      const GraphNode &consumer = graph.getNodes()[node];
+      if (chosen.dp > 1)
+        addDataParallelAxis(wanted, consumer,
+                            consumer.rule.getOperands()[edge->operand],
+                            func.getContext());
+      plan.shardings.push_back(
+          {"@" + std::to_string(index) + ":" + std::to_string(edge->operand),
+           toAxisNames(wanted),
+           {}});
+    }
   }
 
   if (chosen.sequenceParallel)

@@ -67,10 +67,12 @@ dist::MeshOp StrategyIlp::getMesh(int64_t tp) {
 /// The peaks of each segment's forward and backward pass (SegmentCost):
 /// one sweep over the training graph's tensors in program order. At each op
 /// the tensors of its owner, and the temporaries of any, count; the saved
-/// activations and gradients of other owners are what those hold.
-static void
-measurePeaks(const ModelGraph &graph, StrategySolution &solution,
-             llvm::function_ref<double(int64_t, unsigned)> bytesOf) {
+/// activations and gradients of other owners are what those hold. An op
+/// also holds the copies its operands are resharded into where that makes
+/// a new buffer (`copyBytes` per node).
+static void measurePeaks(const ModelGraph &graph, StrategySolution &solution,
+                         llvm::function_ref<double(int64_t, unsigned)> bytesOf,
+                         ArrayRef<double> copyBytes) {
   ArrayRef<LiveTensor> tensors = graph.getLiveTensors();
   ArrayRef<LiveOp> ops = graph.getLiveOps();
   int64_t owners = graph.getNumLayers() + 2;
@@ -101,7 +103,7 @@ measurePeaks(const ModelGraph &graph, StrategySolution &solution,
     for (int64_t index : starting[position])
       update(index, +1);
     SegmentCost &cost = solution.segments[graph.getOwnerSegment(op.owner)];
-    double own = live - (held - heldBy[op.owner]);
+    double own = live - (held - heldBy[op.owner]) + copyBytes[op.node];
     double gathered = 0;
     for (int64_t parameter : op.parameterNodes)
       gathered += bytesOf(parameter, 0);
@@ -290,11 +292,15 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
   };
   ArrayRef<GraphEdge> edges = graph.getEdges();
   SmallVector<SmallVector<PairCost>> pairs(edges.size());
+  auto producerType = [&](const GraphEdge &edge) {
+    const GraphNode &producer = nodes[edge.producer];
+    return producer.kind == GraphNode::Op
+               ? producer.op->getResult(edge.result).getType()
+               : producer.argument.getType();
+  };
   for (auto [index, edge] : llvm::enumerate(edges)) {
     const GraphNode &producer = nodes[edge.producer];
-    Type type = producer.kind == GraphNode::Op
-                    ? producer.op->getResult(edge.result).getType()
-                    : producer.argument.getType();
+    Type type = producerType(edge);
     bool scaled = producer.batchScaled[edge.result];
     for (auto [i, from] : llvm::enumerate(candidates[edge.producer]))
       for (auto [j, to] : llvm::enumerate(candidates[edge.consumer])) {
@@ -424,6 +430,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
   for (auto [index, node] : llvm::enumerate(nodes)) {
     const Candidate &candidate = candidates[index][chosen[index]];
     solution.layouts.push_back(candidate.resultLayouts);
+    solution.operandLayouts.push_back(candidate.operandLayouts);
     solution.splitFactors.push_back(candidate.factor);
     SegmentCost &segment = solution.segments[node.segment];
     if (node.kind == GraphNode::Param) {
@@ -464,6 +471,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     }
   }
   std::set<std::pair<int64_t, int>> shared;
+  std::vector<double> copyBytes(nodes.size(), 0);
   for (auto [index, edge] : llvm::enumerate(edges)) {
     const GraphNode &producer = nodes[edge.producer];
     Segment::Kind user = nodes[edge.consumer].segment.kind;
@@ -476,6 +484,15 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
               .getNumElements();
     }
     int64_t s1 = chosen[edge.producer], s2 = chosen[edge.consumer];
+    if (!edge.toParameterLayout) {
+      const TensorSharding &from =
+          candidates[edge.producer][s1].resultLayouts[edge.result];
+      const TensorSharding &wanted =
+          candidates[edge.consumer][s2].operandLayouts[edge.operand];
+      if (from.dropsSplitFor(wanted))
+        copyBytes[edge.consumer] += localBytes(
+            producerType(edge), wanted, producer.batchScaled[edge.result]);
+    }
     for (const PairCost &pair : pairs[index])
       if (pair.from == s1 && pair.to == s2) {
         const GraphNode &consumer = nodes[edge.consumer];
@@ -487,13 +504,16 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
           segment.forwardCommunicationTime += share * pair.time;
       }
   }
-  measurePeaks(graph, solution, [&](int64_t node, unsigned result) {
-    const GraphNode &n = nodes[node];
-    Type type = n.kind == GraphNode::Op ? n.op->getResult(result).getType()
-                                        : n.argument.getType();
-    return localBytes(type, solution.layouts[node][result],
-                      n.batchScaled[result]);
-  });
+  measurePeaks(
+      graph, solution,
+      [&](int64_t node, unsigned result) {
+        const GraphNode &n = nodes[node];
+        Type type = n.kind == GraphNode::Op ? n.op->getResult(result).getType()
+                                            : n.argument.getType();
+        return localBytes(type, solution.layouts[node][result],
+                          n.batchScaled[result]);
+      },
+      copyBytes);
   for (auto &[segment, cost] : solution.segments) {
     if (segment.kind != Segment::Layer)
       continue;

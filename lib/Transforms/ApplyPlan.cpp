@@ -628,20 +628,36 @@ LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
   bool found = false;
   SmallVector<Operation *> namedOps;
   // "@N" names the N-th positioned op (getPlanPositionedOps) for the values
-  // that have no parc.name: the planner pins them so.
+  // that have no parc.name: the planner pins them so. "@N:K" names operand
+  // K of that op: the op reads it so, whatever layout its producer has.
   StringRef position = name;
   int64_t opIndex;
-  if (position.consume_front("@") && !position.getAsInteger(10, opIndex)) {
+  std::optional<unsigned> operandIndex;
+  if (position.consume_front("@")) {
+    auto [opPart, operandPart] = position.split(':');
+    unsigned operand;
+    if (opPart.getAsInteger(10, opIndex) ||
+        (position.contains(':') && operandPart.getAsInteger(10, operand)))
+      return error(location)
+             << "the plan shards '" << name
+             << "': a key '@' must name an op by position, '@N', or one of "
+                "its operands, '@N:K'";
+    if (position.contains(':'))
+      operandIndex = operand;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       SmallVector<Operation *> ops = getPlanPositionedOps(func);
       if (opIndex >= 0 && opIndex < int64_t(ops.size()) &&
-          ops[opIndex]->getNumResults() > 0)
+          (operandIndex ? *operandIndex < ops[opIndex]->getNumOperands()
+                        : ops[opIndex]->getNumResults() > 0))
         namedOps.push_back(ops[opIndex]);
     }
     if (namedOps.empty())
-      return error(location) << "the plan shards '" << name
-                             << "', but the model has no parc op #" << opIndex
-                             << " with a result";
+      return error(location)
+             << "the plan shards '" << name
+             << "', but the model has no parc op #" << opIndex
+             << (operandIndex
+                     ? " with an operand #" + std::to_string(*operandIndex)
+                     : std::string(" with a result"));
   } else {
     getOperation().walk([&](Operation *op) {
       auto opName = op->getAttrOfType<StringAttr>(ParcDialect::kNameAttrName);
@@ -651,18 +667,28 @@ LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
   }
   for (Operation *op : namedOps) {
     found = true;
-    Value value = op->getResult(0);
+    Value value =
+        operandIndex ? op->getOperand(*operandIndex) : op->getResult(0);
     if (failed(dist::verifyShardingForType(
             sharding, cast<ShapedType>(value.getType()), mesh, "'" + name + "'",
             [&] { return error(location); })))
       return failure();
     OpBuilder builder(op->getContext());
-    builder.setInsertionPointAfter(op);
+    if (operandIndex)
+      builder.setInsertionPoint(op);
+    else
+      builder.setInsertionPointAfter(op);
     auto pinned =
         dist::ConstraintOp::create(builder, op->getLoc(), value, sharding);
     pinned->setAttr(dist::DistDialect::kFromPlanAttrName,
                     builder.getUnitAttr());
-    value.replaceAllUsesExcept(pinned, pinned);
+    if (operandIndex) {
+      pinned->setAttr(dist::DistDialect::kPlanUseAttrName,
+                      builder.getUnitAttr());
+      op->setOperand(*operandIndex, pinned);
+    } else {
+      value.replaceAllUsesExcept(pinned, pinned);
+    }
   }
   for (auto func : getOperation().getOps<func::FuncOp>())
     for (unsigned index = 0; index < func.getNumArguments(); ++index) {

@@ -360,8 +360,9 @@ findMesh(func::FuncOp func,
                      "dist.constraint"});
     // A plan's pin says how the producer computes the value (the planner
     // chose the op's strategy), so it weighs against the op's other
-    // pinned tensors; a user's constraint in the IR may ask for a reshard.
-    if (fromPlan)
+    // pinned tensors; a user's constraint in the IR, and a plan's pin of
+    // one use, may ask for a reshard.
+    if (fromPlan && !constraint->hasAttr(dist::DistDialect::kPlanUseAttrName))
       seeds.push_back({constraint.getInput(), constraint.getSharding(),
                        Priority::Plan, "dist.constraint"});
   });

@@ -42,6 +42,14 @@ bool TensorSharding::usesAxis(StringAttr axis) const {
          });
 }
 
+bool TensorSharding::dropsSplitFor(const TensorSharding &wanted) const {
+  for (auto [axes, wantedAxes] : llvm::zip(dims, wanted.dims))
+    for (StringAttr axis : axes)
+      if (!llvm::is_contained(wantedAxes, axis))
+        return true;
+  return false;
+}
+
 bool TensorSharding::isReplicated() const {
   return partial.empty() &&
          llvm::all_of(dims, [](const AxisList &axes) { return axes.empty(); });

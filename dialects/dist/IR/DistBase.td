@@ -34,6 +34,10 @@ def Dist_Dialect : Dialect {
         "dist.plan_sharding";
     /// Marks a dist.constraint that a plan inserted (plan priority).
     static constexpr ::llvm::StringLiteral kFromPlanAttrName = "dist.from_plan";
+    /// Marks a plan's dist.constraint on one use of a value: that reader
+    /// takes the value so, while its producer keeps the layout it computes
+    /// in (the planner's ILP reshards on that edge).
+    static constexpr ::llvm::StringLiteral kPlanUseAttrName = "dist.plan_use";
     /// Marks a dist.constraint whose copy serves one reader (ZeRO-3's
     /// gathered parameter) and the collectives partitioning builds for it:
     /// a pipeline repeats them for every micro-batch rather than holding

@@ -92,6 +92,7 @@ struct LiveTensor {
 
 /// An op of the training graph at its position.
 struct LiveOp {
+  int64_t node;
   int64_t owner;
   bool backward;
   /// The parameter nodes it reads (ZeRO-3 gathers them for it).

@@ -86,6 +86,9 @@ struct StrategySolution {
   /// Per node: the layout of each result (Op nodes) or of the argument, and
   /// the factor tp splits (-1 for none or for arguments).
   SmallVector<SmallVector<TensorSharding>> layouts;
+  /// Per Op node: the layout in which it reads each operand (empty for
+  /// arguments); where it differs from the producer's, the edge reshards.
+  SmallVector<SmallVector<TensorSharding>> operandLayouts;
   SmallVector<int64_t> splitFactors;
   /// Whether a token factor ended up split (sequence parallelism).
   bool usesSequenceParallel = false;

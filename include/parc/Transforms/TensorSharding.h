@@ -33,6 +33,9 @@ struct TensorSharding {
 
   bool usesAxis(StringAttr axis) const;
   bool isReplicated() const;
+  /// Whether reaching `wanted` from this layout undoes a split: a gather,
+  /// or a move of an axis to another dimension, which makes a new buffer.
+  bool dropsSplitFor(const TensorSharding &wanted) const;
 
   /// The per-rank shape of a tensor of `globalShape`.
   SmallVector<int64_t> getLocalShape(ArrayRef<int64_t> globalShape,
