@@ -23,6 +23,9 @@ if mode == "decreasing":
 else:
     with open(sys.argv[3]) as f:
         reference = losses(f.read())
+    if len(reference) < steps:
+        sys.exit(f"the reference has {len(reference)} losses, not {steps}: "
+                 f"{reference}")
     rtol = float(sys.argv[4]) if len(sys.argv) > 4 else 1e-4
     for step, (a, b) in enumerate(zip(reference, values), 1):
         if abs(a - b) > rtol * abs(a):
