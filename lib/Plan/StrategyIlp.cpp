@@ -292,15 +292,14 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
   };
   ArrayRef<GraphEdge> edges = graph.getEdges();
   SmallVector<SmallVector<PairCost>> pairs(edges.size());
-  auto producerType = [&](const GraphEdge &edge) {
-    const GraphNode &producer = nodes[edge.producer];
-    return producer.kind == GraphNode::Op
-               ? producer.op->getResult(edge.result).getType()
-               : producer.argument.getType();
+  auto resultType = [&](int64_t node, unsigned result) {
+    const GraphNode &n = nodes[node];
+    return n.kind == GraphNode::Op ? n.op->getResult(result).getType()
+                                   : n.argument.getType();
   };
   for (auto [index, edge] : llvm::enumerate(edges)) {
     const GraphNode &producer = nodes[edge.producer];
-    Type type = producerType(edge);
+    Type type = resultType(edge.producer, edge.result);
     bool scaled = producer.batchScaled[edge.result];
     for (auto [i, from] : llvm::enumerate(candidates[edge.producer]))
       for (auto [j, to] : llvm::enumerate(candidates[edge.consumer])) {
@@ -490,8 +489,9 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
       const TensorSharding &wanted =
           candidates[edge.consumer][s2].operandLayouts[edge.operand];
       if (from.dropsSplitFor(wanted))
-        copyBytes[edge.consumer] += localBytes(
-            producerType(edge), wanted, producer.batchScaled[edge.result]);
+        copyBytes[edge.consumer] +=
+            localBytes(resultType(edge.producer, edge.result), wanted,
+                       producer.batchScaled[edge.result]);
     }
     for (const PairCost &pair : pairs[index])
       if (pair.from == s1 && pair.to == s2) {
@@ -507,11 +507,9 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
   measurePeaks(
       graph, solution,
       [&](int64_t node, unsigned result) {
-        const GraphNode &n = nodes[node];
-        Type type = n.kind == GraphNode::Op ? n.op->getResult(result).getType()
-                                            : n.argument.getType();
-        return localBytes(type, solution.layouts[node][result],
-                          n.batchScaled[result]);
+        return localBytes(resultType(node, result),
+                          solution.layouts[node][result],
+                          nodes[node].batchScaled[result]);
       },
       copyBytes);
   for (auto &[segment, cost] : solution.segments) {

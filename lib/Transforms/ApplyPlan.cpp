@@ -635,14 +635,15 @@ LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
   std::optional<unsigned> operandIndex;
   if (position.consume_front("@")) {
     auto [opPart, operandPart] = position.split(':');
-    unsigned operand;
+    bool namesOperand = opPart.size() != position.size();
+    unsigned operand = 0;
     if (opPart.getAsInteger(10, opIndex) ||
-        (position.contains(':') && operandPart.getAsInteger(10, operand)))
+        (namesOperand && operandPart.getAsInteger(10, operand)))
       return error(location)
              << "the plan shards '" << name
              << "': a key '@' must name an op by position, '@N', or one of "
                 "its operands, '@N:K'";
-    if (position.contains(':'))
+    if (namesOperand)
       operandIndex = operand;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       SmallVector<Operation *> ops = getPlanPositionedOps(func);
