@@ -6,6 +6,7 @@
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/Transforms/Autodiff.h"
+#include "parc/Transforms/MemoryPlan.h"
 #include "parc/Transforms/MixedPrecision.h"
 #include "parc/Transforms/Recompute.h"
 
@@ -400,6 +401,7 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
           }))
         gradients.insert(result);
   int64_t returnPosition = positionOf[returnOp];
+  llvm::DenseMap<Value, int64_t> liveTensorOf;
   for (Operation &op : body.without_terminator()) {
     int64_t position = positionOf[&op];
     LiveOp live{nodeOf(&op), ownerOf.lookup(&op), !forward.contains(&op), {}};
@@ -424,6 +426,18 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
         kind = LiveTensor::Saved;
       else if (gradients.contains(result))
         kind = LiveTensor::Gradient;
+      // A result written over an operand that dies here (as the memory plan
+      // places it): the operand's buffer is the result's from this op on.
+      for (Value operand : op.getOperands()) {
+        auto it = liveTensorOf.find(operand);
+        if (it == liveTensorOf.end() ||
+            graph.liveTensors[it->second].end != position ||
+            !mayWriteOver(&op, operand, result))
+          continue;
+        graph.liveTensors[it->second].end = position - 1;
+        break;
+      }
+      liveTensorOf[result] = graph.liveTensors.size();
       graph.liveTensors.push_back({nodeOf(&op), result.getResultNumber(),
                                    position, end, ownerOf.lookup(&op), kind});
     }

@@ -9,7 +9,7 @@
 //   argument's buffer once nothing else reads the argument, so a train step
 //   holds its parameters and optimizer state once and the runner copies
 //   nothing back between steps;
-// - in place: a result of an InPlaceElementwise op takes the buffer of an
+// - in place: a result of a MayWriteOverOperand op takes the buffer of an
 //   operand of its type that dies at the op.
 //
 // The plan is verified before it is recorded (verifyMemoryPlan).
@@ -60,7 +60,7 @@ std::optional<int64_t> mlir::parc::getArenaOffset(Value value) {
 }
 
 bool mlir::parc::mayWriteOver(Operation *op, Value operand, Value result) {
-  return op->hasTrait<InPlaceElementwise>() &&
+  return op->hasTrait<MayWriteOverOperand>() &&
          operand.getType() == result.getType() &&
          llvm::is_contained(op->getOperands(), operand);
 }

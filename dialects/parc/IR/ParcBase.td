@@ -41,11 +41,12 @@ def Parc_Dialect : Dialect {
   }];
 }
 
-// Element i of every result depends on element i of each operand of the
-// result's type (other operands are read whole), and every kernel reads
-// those before it writes element i: a result may take the buffer of such an
-// operand (the memory plan's in-place updates).
-def Parc_InPlaceElementwise : NativeOpTrait<"InPlaceElementwise"> {
+// A result may take the buffer of an operand of its type (the memory plan's
+// in-place updates): every kernel reads element i of such an operand for
+// the last time before it writes element i of the result. Elementwise ops
+// do; so do row-wise ones that read a whole row before writing any of it
+// (the cross-entropy gradient). Operands of other types are read whole.
+def Parc_MayWriteOverOperand : NativeOpTrait<"MayWriteOverOperand"> {
   let cppNamespace = "::mlir::parc";
 }
 

@@ -15,8 +15,8 @@
 
 namespace mlir::parc {
 template <typename ConcreteType>
-class InPlaceElementwise
-    : public OpTrait::TraitBase<ConcreteType, InPlaceElementwise> {};
+class MayWriteOverOperand
+    : public OpTrait::TraitBase<ConcreteType, MayWriteOverOperand> {};
 template <typename ConcreteType>
 class KeepsFullPrecision
     : public OpTrait::TraitBase<ConcreteType, KeepsFullPrecision> {};

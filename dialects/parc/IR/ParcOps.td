@@ -70,7 +70,7 @@ def Parc_MatmulOp : Parc_ShapedOp<"matmul"> {
 
 class Parc_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
     : Parc_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor,
-                         Parc_InPlaceElementwise, Parc_FlopCountOpInterface,
+                         Parc_MayWriteOverOperand, Parc_FlopCountOpInterface,
                          Parc_ShardingRuleOpInterface,
                          DeclareOpInterfaceMethods<Parc_GradientOpInterface>])> {
   let summary = what # " with numpy broadcasting";
@@ -90,7 +90,7 @@ def Parc_PowOp : Parc_BinaryOp<"pow", "elementwise power lhs ^ rhs">;
 
 class Parc_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
     : Parc_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
-        InferTypeOpInterface, Parc_InPlaceElementwise, Parc_FlopCountOpInterface,
+        InferTypeOpInterface, Parc_MayWriteOverOperand, Parc_FlopCountOpInterface,
         Parc_ShardingRuleOpInterface,
         DeclareOpInterfaceMethods<Parc_GradientOpInterface>])> {
   let summary = what;
@@ -428,7 +428,7 @@ def Parc_SliceGradOp : Parc_Op<"slice_grad", [Parc_SumsPartialsOpInterface,
 }
 
 def Parc_ActivationGradOp : Parc_Op<"activation_grad", [
-    SameOperandsAndResultType, InferTypeOpInterface, Parc_InPlaceElementwise,
+    SameOperandsAndResultType, InferTypeOpInterface, Parc_MayWriteOverOperand,
     Parc_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>]> {
   let summary = "gradient * activation'(input), elementwise";
@@ -527,7 +527,7 @@ def Parc_AttentionGradOp : Parc_ShapedOp<"attention_grad",
 }
 
 def Parc_CrossEntropyGradOp : Parc_ShapedOp<"cross_entropy_grad",
-    [AttrSizedOperandSegments]> {
+    [AttrSizedOperandSegments, Parc_MayWriteOverOperand]> {
   let summary = "gradient of the mean loss with respect to the logits";
   let description = [{
     (softmax(logits) - onehot(labels)) * gradient / count, where `gradient`
@@ -559,7 +559,7 @@ def Parc_CrossEntropyGradOp : Parc_ShapedOp<"cross_entropy_grad",
 def Parc_AdamWUpdateOp : Parc_Op<"adamw_update", [
     AllTypesMatch<["param", "grad", "first_moment", "second_moment",
                    "new_param", "new_first_moment", "new_second_moment"]>,
-    Parc_InPlaceElementwise,
+    Parc_MayWriteOverOperand,
     DeclareOpInterfaceMethods<Parc_OptimizerUpdateOpInterface,
                               ["getParameterState"]>,
     Parc_ShardingRuleOpInterface,
@@ -591,7 +591,7 @@ def Parc_AdamWUpdateOp : Parc_Op<"adamw_update", [
 def Parc_SgdUpdateOp : Parc_Op<"sgd_update", [
     AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
                    "new_momentum_buffer"]>,
-    Parc_InPlaceElementwise,
+    Parc_MayWriteOverOperand,
     DeclareOpInterfaceMethods<Parc_OptimizerUpdateOpInterface,
                               ["getParameterState"]>,
     Parc_ShardingRuleOpInterface,

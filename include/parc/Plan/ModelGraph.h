@@ -80,7 +80,8 @@ struct LiveTensor {
   /// The node and result whose layout and bytes it has.
   int64_t node;
   unsigned result;
-  /// Positions of the op that writes it and of the last op that reads it.
+  /// Positions of the op that writes it and of the last op that reads it
+  /// (the op before, where that op writes a result over it).
   int64_t start, end;
   int64_t owner;
   /// A forward tensor the backward pass reads, or a parameter's gradient

@@ -19,7 +19,7 @@ int64_t getTensorBytes(Type type);
 std::optional<int64_t> getArenaOffset(Value value);
 
 /// Whether `op`'s kernel may write `result` over `operand`'s buffer
-/// (InPlaceElementwise, the same type).
+/// (MayWriteOverOperand, the same type).
 bool mayWriteOver(Operation *op, Value operand, Value result);
 
 /// Where a tensor lies in a memory plan and when it is live: from the

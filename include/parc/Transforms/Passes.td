@@ -219,7 +219,7 @@ def VerifyMemoryPlanPass
     Sweeps the function in program order: every tensor must lie inside the
     arena, and no two tensors live at the same time may share a byte. A
     result may take the buffer of an operand that dies at its op when the
-    op may write over it (InPlaceElementwise), and an argument's buffer
+    op may write over it (MayWriteOverOperand), and an argument's buffer
     after the argument's last read only as the argument's next value (the
     result returned under its name). --parc-plan-memory runs the same check
     before it records a plan.
@@ -248,8 +248,8 @@ def MemoryPlanPass : Pass<"parc-plan-memory", "::mlir::func::FuncOp"> {
     known, largest first, each in the smallest gap the tensors live at the
     same time leave (greedy by size), 64-byte aligned. A result named like an
     argument (a parameter's next value) is written into the argument's
-    buffer once nothing else reads it (donation), and a result of an
-    InPlaceElementwise op takes the buffer of an operand of its type that
+    buffer once nothing else reads it (donation), and a result of a
+    MayWriteOverOperand op takes the buffer of an operand of its type that
     dies there. Records `parc.offset` on
     arguments, `parc.offsets` on ops, and on the function `parc.arena_bytes`
     (the peak) and `parc.tensor_bytes` (the sum of all tensor sizes, what a
