@@ -38,6 +38,13 @@ static LogicalResult appendAttributes(GeluOp op, ArrayRef<StringRef>,
 
 static LogicalResult appendAttributes(CompareOp op, ArrayRef<StringRef>,
                                       Ints &ints, Floats &) {
+  static_assert(static_cast<int>(ComparisonPredicate::Eq) == PARCRT_EQ &&
+                    static_cast<int>(ComparisonPredicate::Ne) == PARCRT_NE &&
+                    static_cast<int>(ComparisonPredicate::Lt) == PARCRT_LT &&
+                    static_cast<int>(ComparisonPredicate::Le) == PARCRT_LE &&
+                    static_cast<int>(ComparisonPredicate::Gt) == PARCRT_GT &&
+                    static_cast<int>(ComparisonPredicate::Ge) == PARCRT_GE,
+                "ComparisonPredicate numbers the relations as parcrt.h does");
   ints.push_back(static_cast<int64_t>(op.getPredicate()));
   return success();
 }

@@ -136,6 +136,21 @@ Activation activationKind(int64_t kind) {
           " (expected 0 to 5)");
   return static_cast<Activation>(kind);
 }
+
+/// compare's predicate (parcrt_comparison).
+Comparison comparisonKind(int64_t predicate) {
+  static_assert(static_cast<int>(Comparison::Equal) == PARCRT_EQ &&
+                    static_cast<int>(Comparison::NotEqual) == PARCRT_NE &&
+                    static_cast<int>(Comparison::Less) == PARCRT_LT &&
+                    static_cast<int>(Comparison::LessEqual) == PARCRT_LE &&
+                    static_cast<int>(Comparison::Greater) == PARCRT_GT &&
+                    static_cast<int>(Comparison::GreaterEqual) == PARCRT_GE,
+                "Backend::Comparison numbers the predicates as parcrt.h does");
+  if (predicate < PARCRT_EQ || predicate > PARCRT_GE)
+    fatal("compare: unknown predicate " + std::to_string(predicate) +
+          " (expected 0 to 5)");
+  return static_cast<Comparison>(predicate);
+}
 } // namespace
 
 // Every entry point, from the op table.

@@ -4,7 +4,8 @@
 // input (a function of the rank), computes the reference evaluator's
 // lock-step result of each collective locally, and compares it exactly
 // with what the collective returned. The values are small integers, so
-// float sums are exact in any order. Point-to-point messages go through
+// float sums are exact in any order; bf16 and f16 sums are checked bit for
+// bit where they must round. Point-to-point messages go through
 // parcrt_send and parcrt_recv.
 //
 // With --watchdog, ranks 1-3 enter an all_reduce that rank 0 never joins;
@@ -228,6 +229,59 @@ void testAxes(Backend &backend, const MeshInfo &mesh,
   }
 }
 
+/// bf16 and f16 all_reduce sums over the pairs of the tp axis: MPI has no
+/// 16-bit floats, so a user operation adds in f32 and rounds to nearest
+/// even. Each pair's sum rounds once, so the bits are known: two ties that
+/// go to the even neighbour (one down, one up; truncation and rounding half
+/// away from zero each miss one), one sum that rounds up, and a negative tie.
+void testHalfFloatSums(Backend &backend, const MeshInfo &mesh) {
+  struct Case {
+    const char *name;
+    parcrt_dtype dtype;
+    std::vector<uint16_t> first, second, sum;
+  };
+  const Case cases[] = {
+      {"bf16",
+       PARCRT_BF16,
+       // 1, 1 + 2^-7, 1, -(1 + 2^-7)
+       {0x3F80, 0x3F81, 0x3F80, 0xBF81},
+       // 2^-8, 2^-8, 1.5 * 2^-8, -2^-8
+       {0x3B80, 0x3B80, 0x3BC0, 0xBB80},
+       // 1, 1 + 2^-6, 1 + 2^-7, -(1 + 2^-6)
+       {0x3F80, 0x3F82, 0x3F81, 0xBF82}},
+      {"f16",
+       PARCRT_F16,
+       // 1, 1 + 2^-10, 1, -(1 + 2^-10)
+       {0x3C00, 0x3C01, 0x3C00, 0xBC01},
+       // 2^-11, 2^-11, 1.5 * 2^-11, -2^-11
+       {0x1000, 0x1000, 0x1200, 0x9000},
+       // 1, 1 + 2^-9, 1 + 2^-10, -(1 + 2^-9)
+       {0x3C00, 0x3C02, 0x3C01, 0xBC02}},
+  };
+  std::vector<int> axes = {1};
+  for (const Case &c : cases) {
+    std::vector<uint16_t> in =
+                              mesh.indexInGroup(axes) == 0 ? c.first : c.second,
+                          out(in.size());
+    TensorRef t[2];
+    for (auto [ref, data] :
+         {std::pair{&t[0], in.data()}, {&t[1], out.data()}}) {
+      ref->data = data;
+      ref->dtype = c.dtype;
+      ref->rank = 1;
+      ref->shape[0] = static_cast<int64_t>(in.size());
+    }
+    backend.communicator().allReduce(axes, /*max=*/false, t);
+    if (out == c.sum)
+      continue;
+    ++failures;
+    std::fprintf(stderr, "rank %d: %s all_reduce sum gave", mesh.rank, c.name);
+    for (size_t i = 0; i < out.size(); ++i)
+      std::fprintf(stderr, " 0x%04X/0x%04X", out[i], c.sum[i]);
+    std::fprintf(stderr, "\n");
+  }
+}
+
 /// all_reduce of i64 through the C entry point (descriptor and group
 /// decoding, the watchdog's bracket).
 void testEntryPoint(parcrt_context &ctx) {
@@ -392,6 +446,7 @@ int main(int argc, char **argv) {
     for (const std::vector<int> &axes :
          {std::vector<int>{0}, {1}, {0, 1}, {1, 0}, {}})
       testAxes(*backend, mesh, axes);
+    testHalfFloatSums(*backend, mesh);
     testEntryPoint(ctx);
     testPointToPoint(ctx);
   }

@@ -129,7 +129,7 @@ public:
     Erf
   };
   enum class Reduce { Sum, Mean, Max, LogSumExp };
-  /// In the order of parc's ComparisonPredicate, which the ABI passes.
+  /// Numbered as parcrt_comparison (and parc's ComparisonPredicate).
   enum class Comparison {
     Equal,
     NotEqual,

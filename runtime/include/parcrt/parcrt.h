@@ -57,6 +57,16 @@ typedef enum parcrt_activation {
   PARCRT_GELU_TANH = 5,
 } parcrt_activation;
 
+/* compare's predicate (its ints[0]). */
+typedef enum parcrt_comparison {
+  PARCRT_EQ = 0,
+  PARCRT_NE = 1,
+  PARCRT_LT = 2,
+  PARCRT_LE = 3,
+  PARCRT_GT = 4,
+  PARCRT_GE = 5,
+} parcrt_comparison;
+
 typedef struct parcrt_context parcrt_context;
 
 /* Entry points of a generated program (defined in its object file). */
