@@ -11,12 +11,15 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::parc;
 
-FailureOr<CompiledFigures> mlir::parc::compilePlan(func::FuncOp forward,
-                                                   const Plan &plan,
-                                                   std::string &error) {
+FailureOr<CompiledFigures>
+mlir::parc::compilePlan(func::FuncOp forward, const Plan &plan,
+                        std::string &error,
+                        llvm::function_ref<void(func::FuncOp)> propagated) {
   // The plan pass reads a file, as parc-compile's does.
   SmallString<128> planPath;
   int fd;
@@ -52,10 +55,14 @@ FailureOr<CompiledFigures> mlir::parc::compilePlan(func::FuncOp forward,
   pm.addPass(createVerifyModelPass());
   pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planPath.str().str()}));
   pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
-  pm.addNestedPass<func::FuncOp>(createPartitionPass());
-  pm.addPass(createPipelinePartitionPass());
-  pm.addNestedPass<func::FuncOp>(createMemoryPlanPass());
-  if (failed(pm.run(*module))) {
+  PassManager lowering(context);
+  lowering.addNestedPass<func::FuncOp>(createPartitionPass());
+  lowering.addPass(createPipelinePartitionPass());
+  lowering.addNestedPass<func::FuncOp>(createMemoryPlanPass());
+  bool laidOut = succeeded(pm.run(*module));
+  if (laidOut && propagated)
+    propagated(step);
+  if (!laidOut || failed(lowering.run(*module))) {
     error = messages.empty() ? "the compiler rejected the plan" : messages;
     return failure();
   }
@@ -95,9 +102,49 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
     }
     --attempts;
     std::string error;
-    FailureOr<CompiledFigures> figures =
-        compilePlan(graph.getFunction(), buildPlan(plan, graph, context),
-                    error);
+    std::vector<NamedSharding> pins;
+    auto findPins = [&](func::FuncOp step) {
+      pins = findBackwardLayoutPins(step, plan, graph);
+      llvm::erase_if(pins, [&](const NamedSharding &pin) {
+        return llvm::any_of(plan.backwardPins, [&](const NamedSharding &kept) {
+          return kept.name == pin.name;
+        });
+      });
+    };
+    FailureOr<CompiledFigures> figures = compilePlan(
+        graph.getFunction(), buildPlan(plan, graph, context), error, findPins);
+    // Each pin can move the values propagation lays out from it; a few
+    // rounds settle. The pins stay where the compiled step then moves the
+    // bytes the ILP priced more closely, with its arena within 5% of the
+    // predicted memory or no further off than before; a round the compiler
+    // refuses, or one that misses either, keeps the last.
+    auto trafficError = [&](const CompiledFigures &compiled) {
+      return std::abs(compiled.getTrafficBytes() - plan.commBytesPerRank);
+    };
+    double predictedMemory = plan.memory.total();
+    auto memoryError = [&](const CompiledFigures &compiled) {
+      return std::abs(double(compiled.arenaBytes) - predictedMemory);
+    };
+    auto closer = [&](const CompiledFigures &pinned,
+                      const CompiledFigures &unpinned) {
+      return trafficError(pinned) < trafficError(unpinned) &&
+             (memoryError(pinned) <= 0.05 * predictedMemory ||
+              memoryError(pinned) <= memoryError(unpinned));
+    };
+    for (int round = 0; round < 3 && succeeded(figures) && !pins.empty();
+         ++round) {
+      std::vector<NamedSharding> kept = plan.backwardPins;
+      llvm::append_range(plan.backwardPins, pins);
+      std::string pinnedError;
+      FailureOr<CompiledFigures> pinned =
+          compilePlan(graph.getFunction(), buildPlan(plan, graph, context),
+                      pinnedError, findPins);
+      if (failed(pinned) || !closer(*pinned, *figures)) {
+        plan.backwardPins = std::move(kept);
+        break;
+      }
+      figures = std::move(pinned);
+    }
     std::string reason;
     if (failed(figures))
       reason = "parc-compile refuses it: " + error;

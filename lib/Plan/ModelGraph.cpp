@@ -443,9 +443,18 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
     }
   }
 
-  // Forward ops of the function as given share their copies' nodes.
-  for (auto [original, copy] :
-       llvm::zip_equal(func.getBody().front().without_terminator(), copiedOps))
+  // Forward ops of the function as given share their copies' nodes, and
+  // their copies' positions: where the train step has them.
+  llvm::DenseMap<Operation *, int64_t> planPositionOf;
+  for (auto [index, op] : llvm::enumerate(getPlanPositionedOps(training)))
+    planPositionOf[op] = index;
+  for (auto [live, op] :
+       llvm::zip_equal(graph.liveOps, body.without_terminator()))
+    live.planPosition = planPositionOf.lookup_or(&op, -1);
+  for (auto [original, copy] : llvm::zip_equal(
+           func.getBody().front().without_terminator(), copiedOps)) {
     graph.opNodes[&original] = nodeOf(copy);
+    graph.planPositions[&original] = planPositionOf.lookup_or(copy, -1);
+  }
   return graph;
 }

@@ -4,6 +4,7 @@
 
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/Transforms/ShardingAnnotations.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -118,7 +119,7 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
   // those splits from the others.
   llvm::DenseSet<int64_t> arrivingSplit =
       getNodesWithArrivingSplit(graph, strategy);
-  for (auto [index, op] : llvm::enumerate(getPlanPositionedOps(func))) {
+  for (Operation *op : getPlanPositionedOps(func)) {
     if (op->getNumResults() == 0)
       continue;
     int64_t node = graph.getOpNode(op);
@@ -138,8 +139,10 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
                           graph.getNodes()[node].rule.getResults()[0],
                           func.getContext());
     plan.shardings.push_back(
-        {name ? name.getValue().str() : "@" + std::to_string(index),
-         toAxisNames(layout), {}});
+        {name ? name.getValue().str()
+              : "@" + std::to_string(graph.getPlanPosition(op)),
+         toAxisNames(layout),
+         {}});
   }
   // An operand that the ILP gathers (or moves) for a reader at the end of
   // the forward pass is pinned at that use ("@N:K"): the producer keeps its
@@ -157,7 +160,7 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
     if (consumer.kind == GraphNode::Op && !consumer.backward)
       feedsForward.insert(edge.producer);
   }
-  for (auto [index, op] : llvm::enumerate(getPlanPositionedOps(func))) {
+  for (Operation *op : getPlanPositionedOps(func)) {
     int64_t node = graph.getOpNode(op);
     if (feedsForward.contains(node))
       continue;
@@ -172,12 +175,14 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
         addDataParallelAxis(wanted, consumer,
                             consumer.rule.getOperands()[edge->operand],
                             func.getContext());
-      plan.shardings.push_back(
-          {"@" + std::to_string(index) + ":" + std::to_string(edge->operand),
-           toAxisNames(wanted),
-           {}});
+      plan.shardings.push_back({"@" +
+                                    std::to_string(graph.getPlanPosition(op)) +
+                                    ":" + std::to_string(edge->operand),
+                                toAxisNames(wanted),
+                                {}});
     }
   }
+  llvm::append_range(plan.shardings, chosen.backwardPins);
 
   if (chosen.sequenceParallel)
     plan.sequenceParallel = true;
@@ -222,6 +227,50 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
                          " yet");
   plan.planner = info;
   return plan;
+}
+
+std::vector<NamedSharding>
+mlir::parc::findBackwardLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
+                                   const ModelGraph &graph) {
+  std::vector<NamedSharding> pins;
+  if (plan.recompute != Recompute::None)
+    return pins;
+  SmallVector<Operation *> positioned = getPlanPositionedOps(step);
+  // Under ZeRO a parameter's gradient (or a part of one) stays as
+  // propagation lays it out: it is reduce-scattered from a pending sum over
+  // dp, which a pin would end.
+  llvm::DenseSet<int64_t> makesGradient;
+  if (plan.zero > 0)
+    for (const LiveTensor &tensor : graph.getLiveTensors())
+      if (tensor.kind == LiveTensor::Gradient)
+        makesGradient.insert(tensor.start);
+  for (auto [index, live] : llvm::enumerate(graph.getLiveOps())) {
+    const GraphNode &node = graph.getNodes()[live.node];
+    if (live.planPosition < 0)
+      continue;
+    // The step's op at this position must be the training graph's.
+    Operation *op = live.planPosition < int64_t(positioned.size())
+                        ? positioned[live.planPosition]
+                        : nullptr;
+    if (!op || op->getName() != node.op->getName() ||
+        op->getNumResults() != node.op->getNumResults())
+      return {};
+    if (!live.backward || op->getNumResults() == 0 ||
+        makesGradient.contains(index))
+      continue;
+    TensorSharding wanted = plan.strategy->layouts[live.node][0];
+    std::optional<TensorSharding> found = getRecordedSharding(op->getResult(0));
+    // A pin is whole: it would reduce a pending sum where it stands.
+    if (!found || !wanted.partial.empty() || !found->partial.empty())
+      continue;
+    if (plan.dp > 1)
+      addDataParallelAxis(wanted, node, node.rule.getResults()[0],
+                          step.getContext());
+    std::vector<std::vector<std::string>> dims = toAxisNames(wanted);
+    if (dims != toAxisNames(*found))
+      pins.push_back({"@" + std::to_string(live.planPosition), dims, {}});
+  }
+  return pins;
 }
 
 static void printPlanDetails(llvm::raw_ostream &os, const EvaluatedPlan &plan,

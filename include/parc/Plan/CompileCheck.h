@@ -22,13 +22,18 @@
 namespace mlir::parc {
 
 /// Compiles the train step of `forward` under `plan` up to the memory plan;
-/// on failure `error` says which pass refused it and why.
-FailureOr<CompiledFigures> compilePlan(func::FuncOp forward, const Plan &plan,
-                                       std::string &error);
+/// on failure `error` says which pass refused it and why. `propagated`, if
+/// given, sees the train step once sharding propagation has laid it out.
+FailureOr<CompiledFigures>
+compilePlan(func::FuncOp forward, const Plan &plan, std::string &error,
+            llvm::function_ref<void(func::FuncOp)> propagated = {});
 
 /// Compiles the first `count` buildable plans of `result` (fastest first)
 /// and records their arenas; a plan whose arena exceeds the memory limit, or
 /// that the compiler refuses, moves to the rejected list with the reason.
+/// Where propagation lays a backward value out otherwise than the plan's
+/// ILP, the plan pins it (findBackwardLayoutPins) and is compiled again, so
+/// that the emitted plan builds the ILP's program.
 void checkBuildablePlans(SearchResult &result, const ModelGraph &graph,
                          const ReportContext &context, int64_t count);
 

@@ -98,6 +98,10 @@ struct LiveOp {
   bool backward;
   /// The parameter nodes it reads (ZeRO-3 gathers them for it).
   SmallVector<int64_t, 2> parameterNodes;
+  /// Its position among the parc ops (getPlanPositionedOps), which the
+  /// train step --parc-make-train-step builds shares for its forward and
+  /// backward ops; -1 for another dialect's op.
+  int64_t planPosition = -1;
 };
 
 /// A use of a node's result by a node's operand; `uses` counts the model's
@@ -138,6 +142,11 @@ public:
   }
   /// The node of an op of the forward function, or of argument `index`.
   int64_t getOpNode(Operation *op) const { return opNodes.lookup(op); }
+  /// The plan position ("@N") of an op of the forward function in the train
+  /// step: its own position, or after the casts mixed precision inserts.
+  int64_t getPlanPosition(Operation *op) const {
+    return planPositions.lookup_or(op, -1);
+  }
   std::optional<int64_t> getArgumentNode(unsigned index) const {
     auto it = argumentNodes.find(index);
     if (it == argumentNodes.end())
@@ -161,6 +170,7 @@ private:
   SmallVector<int64_t> layerClasses;
   llvm::DenseMap<int64_t, int64_t> layerOutputs;
   llvm::DenseMap<Operation *, int64_t> opNodes;
+  llvm::DenseMap<Operation *, int64_t> planPositions;
   llvm::DenseMap<unsigned, int64_t> argumentNodes;
   std::vector<LiveTensor> liveTensors;
   std::vector<LiveOp> liveOps;

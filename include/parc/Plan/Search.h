@@ -16,6 +16,7 @@
 #ifndef PARC_PLAN_SEARCH_H
 #define PARC_PLAN_SEARCH_H
 
+#include "parc/Plan/Plan.h"
 #include "parc/Plan/StrategyIlp.h"
 
 #include <algorithm>
@@ -110,6 +111,9 @@ struct EvaluatedPlan {
   /// The static memory plan of the compiled train step, for buildable plans
   /// the planner compiled (CompileCheck.h).
   std::optional<int64_t> compiledArenaBytes;
+  /// Backward values the compile check found laid out otherwise than the
+  /// ILP chose, pinned by position ("@N") in the ILP's layout.
+  std::vector<NamedSharding> backwardPins;
   const StrategySolution *strategy = nullptr;
 
   /// "dp=8 tp=4 pp=1 mb=2 zero=1 recompute=none sp=off".
