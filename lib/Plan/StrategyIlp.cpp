@@ -238,7 +238,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     // all_reduce past it: the input gradients of q, k and v (of gate and
     // up) are summed on each rank and all-reduced once, not each.
     if (auto linear = dyn_cast<SumsPartialsOpInterface>(op);
-        linear && config.tp > 1 && linear.sumsPartials()) {
+        linear && config.tp > 1 && linear.defersPendingSums()) {
       auto pending = [&](Value value) {
         TensorSharding layout = TensorSharding::replicated(
             cast<RankedTensorType>(value.getType()).getRank());

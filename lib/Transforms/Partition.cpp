@@ -142,10 +142,11 @@ LogicalResult Partitioner::partitionOp(Operation *op,
   FactorAxes factors = resolveFactors(op, rule);
 
   // An op linear in all operands passes pending sums through when every
-  // operand is pending over the same axes: the all_reduce moves past it.
+  // operand is pending over the same axes: the all_reduce moves past it
+  // (not past a widening cast: SumsPartialsOpInterface).
   auto linear = dyn_cast<SumsPartialsOpInterface>(op);
   AxisList deferred;
-  if (linear && linear.sumsPartials() && op->getNumOperands() > 0) {
+  if (linear && linear.defersPendingSums()) {
     deferred = layouts.at(op->getOperand(0)).partial;
     for (Value operand : op->getOperands())
       if (layouts.at(operand).partial != deferred)

@@ -32,13 +32,27 @@ def Parc_SumsPartialsOpInterface : OpInterface<"SumsPartialsOpInterface"> {
   let description = [{
     An op that is linear in all its operands together: given pending sums
     over the same mesh axes it yields their pending sum, so partitioning can
-    defer the all_reduce past it (gradients of a tied weight, residuals, a
-    gradient widened from bf16 to f32).
+    defer the all_reduce past it (gradients of a tied weight, residuals).
   }];
   let methods = [
     InterfaceMethod<"Whether this op, with its operand and result types, is "
       "linear in its operands.", "bool", "sumsPartials", (ins), [{}], [{
         return true;
+      }]>,
+    InterfaceMethod<"Whether partitioning (and the planner's ILP) moves a "
+      "pending sum past this op: it is linear and its results' elements are "
+      "no wider than its operands', since the sum is cheaper in the "
+      "narrower type (a gradient widened from bf16 to f32 is all-reduced in "
+      "bf16).", "bool", "defersPendingSums", (ins), [{}], [{
+        Operation *op = $_op.getOperation();
+        auto bits = [](Value value) {
+          return ::llvm::cast<ShapedType>(value.getType())
+              .getElementTypeBitWidth();
+        };
+        return $_op.sumsPartials() && op->getNumOperands() > 0 &&
+               ::llvm::all_of(op->getResults(), [&](Value result) {
+                 return bits(result) <= bits(op->getOperand(0));
+               });
       }]>
   ];
 }
