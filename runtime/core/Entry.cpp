@@ -122,34 +122,29 @@ std::vector<int> groupAxes(const int64_t *ints) {
 /// The ints after the group at their start.
 const int64_t *afterGroup(const int64_t *ints) { return ints + 1 + ints[0]; }
 
-/// activation_grad's kind (parcrt_activation).
-Activation activationKind(int64_t kind) {
-  static_assert(static_cast<int>(Activation::Relu) == PARCRT_RELU &&
-                    static_cast<int>(Activation::Sigmoid) == PARCRT_SIGMOID &&
-                    static_cast<int>(Activation::Silu) == PARCRT_SILU &&
-                    static_cast<int>(Activation::Tanh) == PARCRT_TANH &&
-                    static_cast<int>(Activation::GeluErf) == PARCRT_GELU_ERF &&
-                    static_cast<int>(Activation::GeluTanh) == PARCRT_GELU_TANH,
-                "Backend::Activation numbers the kinds as parcrt.h does");
-  if (kind < PARCRT_RELU || kind > PARCRT_GELU_TANH)
-    fatal("activation_grad: unknown activation kind " + std::to_string(kind) +
-          " (expected 0 to 5)");
-  return static_cast<Activation>(kind);
-}
+static_assert(static_cast<int>(Activation::Relu) == PARCRT_RELU &&
+                  static_cast<int>(Activation::Sigmoid) == PARCRT_SIGMOID &&
+                  static_cast<int>(Activation::Silu) == PARCRT_SILU &&
+                  static_cast<int>(Activation::Tanh) == PARCRT_TANH &&
+                  static_cast<int>(Activation::GeluErf) == PARCRT_GELU_ERF &&
+                  static_cast<int>(Activation::GeluTanh) == PARCRT_GELU_TANH,
+              "Backend::Activation numbers the kinds as parcrt.h does");
+static_assert(static_cast<int>(Comparison::Equal) == PARCRT_EQ &&
+                  static_cast<int>(Comparison::NotEqual) == PARCRT_NE &&
+                  static_cast<int>(Comparison::Less) == PARCRT_LT &&
+                  static_cast<int>(Comparison::LessEqual) == PARCRT_LE &&
+                  static_cast<int>(Comparison::Greater) == PARCRT_GT &&
+                  static_cast<int>(Comparison::GreaterEqual) == PARCRT_GE,
+              "Backend::Comparison numbers the predicates as parcrt.h does");
 
-/// compare's predicate (parcrt_comparison).
-Comparison comparisonKind(int64_t predicate) {
-  static_assert(static_cast<int>(Comparison::Equal) == PARCRT_EQ &&
-                    static_cast<int>(Comparison::NotEqual) == PARCRT_NE &&
-                    static_cast<int>(Comparison::Less) == PARCRT_LT &&
-                    static_cast<int>(Comparison::LessEqual) == PARCRT_LE &&
-                    static_cast<int>(Comparison::Greater) == PARCRT_GT &&
-                    static_cast<int>(Comparison::GreaterEqual) == PARCRT_GE,
-                "Backend::Comparison numbers the predicates as parcrt.h does");
-  if (predicate < PARCRT_EQ || predicate > PARCRT_GE)
-    fatal("compare: unknown predicate " + std::to_string(predicate) +
-          " (expected 0 to 5)");
-  return static_cast<Comparison>(predicate);
+/// An enum the ABI passes as ints[0], numbered 0 to `last` as parcrt.h does
+/// (parcrt_activation, parcrt_comparison).
+template <typename Kind>
+Kind decodeKind(const char *what, int64_t value, int64_t last) {
+  if (value < 0 || value > last)
+    fatal(std::string(what) + " " + std::to_string(value) + " (expected 0 to " +
+          std::to_string(last) + ")");
+  return static_cast<Kind>(value);
 }
 } // namespace
 
