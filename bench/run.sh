@@ -37,8 +37,8 @@ if [ "$which" = all ] || [ "$which" = tp ]; then
     > "$work/tp2.json"
   "$bin/parc-compile" "$work/mlp.mlir" -o "$work/one" >/dev/null
   "$bin/parc-compile" "$work/mlp.mlir" --plan "$work/tp2.json" -o "$work/tp" >/dev/null
-  one=$(OPENBLAS_NUM_THREADS=1 "$work/one/launch.sh" --steps 6 | step_time)
-  two=$(OPENBLAS_NUM_THREADS=1 "$work/tp/launch.sh" --steps 6 | step_time)
+  one=$(OMP_NUM_THREADS=1 "$work/one/launch.sh" --steps 6 | step_time)
+  two=$(OMP_NUM_THREADS=1 "$work/tp/launch.sh" --steps 6 | step_time)
   echo "1 rank: $one s per step"
   echo "2 ranks (TP): $two s per step"
   echo "speedup: $(python3 -c "print(f'{$one / $two:.3f}')")x"

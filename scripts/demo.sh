@@ -16,7 +16,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Four ranks on any machine, as root too.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OPENBLAS_NUM_THREADS=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1
 
 echo "== parc-model $model -o model.mlir"
 "$bin/parc-model" "$model" -o "$work/model.mlir"

@@ -11,6 +11,9 @@ packages=(
   nlohmann-json3-dev libgtest-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libopenblas-dev libopenmpi-dev openmpi-bin coinor-libcbc-dev
+  # oneDNN: the cpu backend's vectorized activations, softmax and the
+  # attention tiles' GEMMs (runtime/cpu/Dnnl.h).
+  libdnnl-dev
   # Test fixtures.
   python3-onnx python3-numpy
   # Fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizers.

@@ -37,7 +37,7 @@ tools = ["parc-opt", "parc-run", "parc-model", "parc-compile",
 config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
 config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
 config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
-config.environment["OPENBLAS_NUM_THREADS"] = "1"
+config.environment["OMP_NUM_THREADS"] = "1"
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # A tool by its full path, for commands that change PATH.
 config.substitutions.append(

@@ -15,7 +15,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OPENBLAS_NUM_THREADS=1
+# The before build may be one that still ran on OpenBLAS.
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 echo '{"mesh": {"dp": 1}}' > "$work/plan.json"
 # Each build makes its own train step: the graph is part of what changes.
 for side in before after; do

@@ -13,7 +13,7 @@ bin=$build/bin
 rounds=${ROUNDS:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 "$bin/parc-model" gpt --layers 4 --hidden 256 --heads 8 --seq 128 --batch 8 \
   --vocab 4096 -o "$work/model.mlir"
 for precision in f32 bf16-mixed; do

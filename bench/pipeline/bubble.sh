@@ -18,7 +18,7 @@ build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OPENBLAS_NUM_THREADS=1 PARC_MPIRUN_FLAGS="--oversubscribe --bind-to core"
+export OMP_NUM_THREADS=1 PARC_MPIRUN_FLAGS="--oversubscribe --bind-to core"
 "$build/bin/parc-model" gpt-tiny --layers 4 --hidden 256 --heads 4 --seq 64 --batch 16 \
   ${PARC_BUBBLE_MODEL_FLAGS:-} -o "$out/gpt.mlir"
 "$build/bin/parc-opt" "$out/gpt.mlir" --parc-make-train-step="optimizer=adamw lr=0.001" -o "$out/step.mlir"

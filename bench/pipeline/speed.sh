@@ -21,9 +21,9 @@ printf '{ "mesh": { "pp": 2 }, "pipeline": { "axis": "pp", "microbatches": 8, "s
 "$build/bin/parc-compile" "$out/step.mlir" --plan "$out/pp.json" -o "$out/pp" > /dev/null
 step() { awk '/^step time/ {print $3}'; }
 for i in 1 2 3 4 5; do
-  OPENBLAS_NUM_THREADS=1 "$out/serial/launch.sh" --steps 6 | step >> "$out/serial-1t"
-  OPENBLAS_NUM_THREADS=1 "$out/pp/launch.sh" --steps 6 | step >> "$out/pp2-1f1b"
-  OPENBLAS_NUM_THREADS=2 "$out/serial/launch.sh" --steps 6 | step >> "$out/serial-2t"
+  OMP_NUM_THREADS=1 "$out/serial/launch.sh" --steps 6 | step >> "$out/serial-1t"
+  OMP_NUM_THREADS=1 "$out/pp/launch.sh" --steps 6 | step >> "$out/pp2-1f1b"
+  OMP_NUM_THREADS=2 "$out/serial/launch.sh" --steps 6 | step >> "$out/serial-2t"
 done
 median() { sort -g "$1" | sed -n 3p; }
 s1=$(median "$out/serial-1t"); s2=$(median "$out/serial-2t"); p=$(median "$out/pp2-1f1b")

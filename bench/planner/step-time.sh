@@ -21,7 +21,7 @@ hidden=${HIDDEN:-256}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OPENBLAS_NUM_THREADS=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1
 "$bin/parc-model" gpt --layers 4 --hidden "$hidden" --heads 8 --seq 128 --batch 8 \
   --vocab 4096 -o "$work/model.mlir"
 "$bin/parc-opt" "$work/model.mlir" --parc-make-train-step -o "$work/step.mlir"

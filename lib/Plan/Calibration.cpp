@@ -280,7 +280,7 @@ llvm::Expected<ClusterSpec> Calibrator::run() {
       [&] { llvm::sys::fs::remove_directories(directory); });
   // One core per rank, as the plans run; Open MPI as root and with more
   // ranks than cores when that is what the machine is.
-  setenv("OPENBLAS_NUM_THREADS", "1", 0);
+  setenv("OMP_NUM_THREADS", "1", 0);
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
   setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 0);

@@ -161,7 +161,7 @@ static ClusterSpec getCpuLocal() {
   cluster.devicesPerNode = 2;
   // One machine.
   cluster.nodes = 1;
-  // f32 GEMM with OpenBLAS on one core, rough: 50 GFLOP/s.
+  // f32 GEMM (oneDNN) on one core, rough: 50 GFLOP/s.
   cluster.peakFlops = {{"f32", 50e9}};
   // A rank's share of the memory, rough: 8 GiB.
   cluster.memoryBytes = 8 * kGiB;

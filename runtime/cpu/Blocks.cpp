@@ -1,6 +1,7 @@
 //===- Blocks.cpp - row-major index arithmetic of the cpu kernels ---------===//
 
 #include "cpu/Blocks.h"
+#include "cpu/Parallel.h"
 
 #include <cstring>
 
@@ -10,6 +11,17 @@ std::vector<int64_t> cpu::rowMajorStrides(const TensorRef &t) {
   std::vector<int64_t> strides(t.rank, 1);
   for (int dim = t.rank - 2; dim >= 0; --dim)
     strides[dim] = strides[dim + 1] * t.shape[dim + 1];
+  return strides;
+}
+
+std::vector<int64_t> cpu::broadcastStrides(const TensorRef &operand,
+                                           const TensorRef &result) {
+  std::vector<int64_t> strides(result.rank, 0);
+  std::vector<int64_t> own = rowMajorStrides(operand);
+  int offset = result.rank - operand.rank;
+  for (int dim = 0; dim < operand.rank; ++dim)
+    if (operand.shape[dim] != 1)
+      strides[offset + dim] = own[dim];
   return strides;
 }
 
@@ -35,4 +47,65 @@ void cpu::copyAlongDim(const void *src, int64_t srcLength, int64_t srcStart,
   for (int64_t row = 0; row < outer; ++row)
     std::memcpy(to + row * dstLength * inner, from + row * srcLength * inner,
                 count * inner);
+}
+
+/// Calls `body(inRow, outRow, length, step)` for every row of `walked`
+/// (the tensor whose elements are enumerated): `inRow`/`outRow` its
+/// elements in the strided and the dense tensor, `step` the strided
+/// tensor's step along the row. Rows run on the kernel threads.
+template <typename Body>
+static void forEachStridedRow(const TensorRef &walked, const int64_t *steps,
+                              Body &&body) {
+  int64_t count = walked.numElements();
+  if (count == 0)
+    return;
+  // A scalar is one row of one element.
+  static const int64_t one = 1, none = 0;
+  int rank = walked.rank ? walked.rank : 1;
+  const int64_t *shape = walked.rank ? walked.shape : &one;
+  if (!walked.rank)
+    steps = &none;
+  int64_t length = shape[rank - 1], step = steps[rank - 1];
+  cpu::parallelFor(
+      count / length, std::max<int64_t>(1, cpu::elementGrain / length),
+      [&](int64_t begin, int64_t end) {
+        cpu::forEachRow<1>(shape, rank, {steps}, begin, end,
+                           [&](int64_t row, const std::array<int64_t, 1> &at) {
+                             body(at[0], row * length, length, step);
+                           });
+      });
+}
+
+void cpu::gatherStrided(const TensorRef &in, int64_t base, const int64_t *steps,
+                        const TensorRef &out) {
+  withElementType(in.dtype, [&](auto element) {
+    using T = decltype(element);
+    const T *from = static_cast<const T *>(in.data) + base;
+    T *to = static_cast<T *>(out.data);
+    forEachStridedRow(
+        out, steps,
+        [&](int64_t strided, int64_t dense, int64_t length, int64_t step) {
+          if (step == 1) {
+            std::memcpy(to + dense, from + strided, length * sizeof(T));
+            return;
+          }
+          for (int64_t j = 0; j < length; ++j)
+            to[dense + j] = from[strided + j * step];
+        });
+  });
+}
+
+void cpu::scatterStrided(const TensorRef &in, int64_t base,
+                         const int64_t *steps, const TensorRef &out) {
+  withElementType(in.dtype, [&](auto element) {
+    using T = decltype(element);
+    const T *from = static_cast<const T *>(in.data);
+    T *to = static_cast<T *>(out.data) + base;
+    forEachStridedRow(
+        in, steps,
+        [&](int64_t strided, int64_t dense, int64_t length, int64_t step) {
+          for (int64_t j = 0; j < length; ++j)
+            to[strided + j * step] = from[dense + j];
+        });
+  });
 }

@@ -11,6 +11,7 @@
 
 #include "parcrt/Backend.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +19,11 @@ namespace parcrt::cpu {
 
 /// Row-major strides in elements: the last dimension has stride 1.
 std::vector<int64_t> rowMajorStrides(const TensorRef &t);
+
+/// Strides of `operand` in the index space of `result` (numpy broadcasting:
+/// dimensions are right-aligned; a size-1 or missing one has stride 0).
+std::vector<int64_t> broadcastStrides(const TensorRef &operand,
+                                      const TensorRef &result);
 
 /// The number of positions before `dim` (product of shape[0, dim)).
 int64_t outerCount(const TensorRef &t, int64_t dim);
@@ -49,6 +55,49 @@ void forEachIndex(const int64_t *shape, int rank, Fn &&body) {
     }
   }
 }
+
+/// The rows of a tensor walked in row-major order: a row fixes every index
+/// but the last. For rows [begin, end) of `shape[0, rank)` (rank >= 1),
+/// calls `body(row, offsets)` with offsets[k] = sum over the leading
+/// dimensions d of index[d] * strides[k][d]: the row's start in operand k.
+/// The offsets are updated as the index advances, not recomputed.
+template <size_t N, typename Body>
+void forEachRow(const int64_t *shape, int rank,
+                const std::array<const int64_t *, N> &strides, int64_t begin,
+                int64_t end, Body &&body) {
+  int lead = rank - 1;
+  std::vector<int64_t> index(lead);
+  std::array<int64_t, N> offsets{};
+  for (int64_t dim = lead - 1, rest = begin; dim >= 0; --dim) {
+    index[dim] = rest % shape[dim];
+    rest /= shape[dim];
+    for (size_t k = 0; k < N; ++k)
+      offsets[k] += index[dim] * strides[k][dim];
+  }
+  for (int64_t row = begin; row < end; ++row) {
+    body(row, static_cast<const std::array<int64_t, N> &>(offsets));
+    for (int dim = lead - 1; dim >= 0; --dim) {
+      for (size_t k = 0; k < N; ++k)
+        offsets[k] += strides[k][dim];
+      if (++index[dim] < shape[dim])
+        break;
+      for (size_t k = 0; k < N; ++k)
+        offsets[k] -= strides[k][dim] * shape[dim];
+      index[dim] = 0;
+    }
+  }
+}
+
+/// out[i] = in[base + sum over d of index(i)[d] * steps[d]] for every
+/// element i of `out` (transpose, slice, broadcast_to), on the kernel
+/// threads; any dtype, by element size.
+void gatherStrided(const TensorRef &in, int64_t base, const int64_t *steps,
+                   const TensorRef &out);
+/// The inverse: out[base + sum of index(i)[d] * steps[d]] = in[i] for every
+/// element i of `in`, which must land on distinct elements (slice_grad);
+/// the others are left as they are.
+void scatterStrided(const TensorRef &in, int64_t base, const int64_t *steps,
+                    const TensorRef &out);
 
 /// Calls `fn` with a value of the unsigned integer type as wide as `dtype`:
 /// moving elements needs only their width.

@@ -1,8 +1,9 @@
-//===- CpuBackend.cpp - the cpu backend: OpenBLAS kernels, MPI ------------===//
+//===- CpuBackend.cpp - the cpu backend: oneDNN and own kernels, MPI ------===//
 
 #include "cpu/Blocks.h"
 #include "cpu/Kernels.h"
 #include "cpu/MpiCommunicator.h"
+#include "cpu/Parallel.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -12,7 +13,9 @@ using namespace parcrt;
 namespace {
 class CpuBackend final : public Backend {
 public:
-  explicit CpuBackend(const MeshInfo &mesh) : mesh(mesh), comms(mesh) {}
+  CpuBackend(const MeshInfo &mesh, int threads) : mesh(mesh), comms(mesh) {
+    cpu::setThreads(threads);
+  }
 
   const char *name() const override { return "cpu"; }
 
@@ -64,6 +67,7 @@ private:
 };
 } // namespace
 
-std::unique_ptr<Backend> parcrt::createCpuBackend(const MeshInfo &mesh) {
-  return std::make_unique<CpuBackend>(mesh);
+std::unique_ptr<Backend> parcrt::createCpuBackend(const MeshInfo &mesh,
+                                                  int threads) {
+  return std::make_unique<CpuBackend>(mesh, threads);
 }

@@ -29,6 +29,17 @@ int64_t cpu::integerAt(const TensorRef &t, int64_t index) {
   return static_cast<const int64_t *>(t.data)[index];
 }
 
+void cpu::requireLabels(const char *op, const TensorRef &labels, int64_t first,
+                        int64_t last) {
+  for (int64_t i = 0; i < labels.numElements(); ++i) {
+    int64_t label = integerAt(labels, i);
+    if (label < first || label >= last)
+      fatal(std::string(op) + ": labels element " + std::to_string(i) + " is " +
+            std::to_string(label) + ", outside the classes [" +
+            std::to_string(first) + ", " + std::to_string(last) + ")");
+  }
+}
+
 int64_t cpu::shardStart(const char *op, const TensorRef &shard,
                         int64_t blockSize) {
   requireInteger(op, "the shard index", shard);

@@ -1,30 +1,20 @@
 //===- ElementwiseKernels.cpp - broadcasting arithmetic and activations ---===//
 
 #include "cpu/Blocks.h"
+#include "cpu/Dnnl.h"
 #include "cpu/Kernels.h"
+#include "cpu/Parallel.h"
 
 #include "core/ElementMath.h"
 #include "core/Fatal.h"
 #include "parcrt/Values.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 
 using namespace parcrt;
-
-/// Strides of `operand` in the index space of `result` (numpy broadcasting:
-/// dimensions are right-aligned; a size-1 or missing one has stride 0).
-static std::vector<int64_t> alignedStrides(const TensorRef &operand,
-                                           const TensorRef &result) {
-  std::vector<int64_t> strides(result.rank, 0);
-  std::vector<int64_t> own = cpu::rowMajorStrides(operand);
-  int offset = result.rank - operand.rank;
-  for (int dim = 0; dim < operand.rank; ++dim)
-    if (operand.shape[dim] != 1)
-      strides[offset + dim] = own[dim];
-  return strides;
-}
 
 /// out[i] = fn(lhs[l], rhs[r]) over the result's elements, `l` and `r`
 /// the operands' elements paired with element i by numpy broadcasting.
@@ -35,21 +25,39 @@ static void broadcast(const TensorRef *t, Fn fn) {
   auto *out = static_cast<Out *>(t[2].data);
   int64_t count = t[2].numElements();
   if (t[0].numElements() == count && t[1].numElements() == count) {
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = fn(lhs[i], rhs[i]);
+    cpu::parallelFor(count, cpu::elementGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        out[i] = fn(lhs[i], rhs[i]);
+    });
     return;
   }
-  std::vector<int64_t> lhsStrides = alignedStrides(t[0], t[2]);
-  std::vector<int64_t> rhsStrides = alignedStrides(t[1], t[2]);
-  cpu::forEachIndex(t[2].shape, t[2].rank,
-                    [&](const int64_t *index, int64_t linear) {
-                      int64_t l = 0, r = 0;
-                      for (int dim = 0; dim < t[2].rank; ++dim) {
-                        l += index[dim] * lhsStrides[dim];
-                        r += index[dim] * rhsStrides[dim];
-                      }
-                      out[linear] = fn(lhs[l], rhs[r]);
-                    });
+  if (count == 0)
+    return;
+  // Row by row: along a row each operand steps by 1 or stays (0).
+  const TensorRef &result = t[2];
+  std::vector<int64_t> lhsStrides = cpu::broadcastStrides(t[0], result);
+  std::vector<int64_t> rhsStrides = cpu::broadcastStrides(t[1], result);
+  int64_t length = result.shape[result.rank - 1];
+  int64_t lhsStep = lhsStrides.back(), rhsStep = rhsStrides.back();
+  auto rows = [&](int64_t begin, int64_t end) {
+    cpu::forEachRow<2>(result.shape, result.rank,
+                       {lhsStrides.data(), rhsStrides.data()}, begin, end,
+                       [&](int64_t row, const std::array<int64_t, 2> &at) {
+                         const In *l = lhs + at[0], *r = rhs + at[1];
+                         Out *o = out + row * length;
+                         if (lhsStep == 1 && rhsStep == 0)
+                           for (int64_t j = 0; j < length; ++j)
+                             o[j] = fn(l[j], r[0]);
+                         else if (lhsStep == 0 && rhsStep == 1)
+                           for (int64_t j = 0; j < length; ++j)
+                             o[j] = fn(l[0], r[j]);
+                         else
+                           for (int64_t j = 0; j < length; ++j)
+                             o[j] = fn(l[j * lhsStep], r[j * rhsStep]);
+                       });
+  };
+  cpu::parallelFor(count / length,
+                   std::max<int64_t>(1, cpu::elementGrain / length), rows);
 }
 
 template <typename Fn> static void broadcast(const TensorRef *t, Fn fn) {
@@ -87,7 +95,7 @@ void cpu::select(const TensorRef *t) {
           ": dtypes must match");
   std::vector<int64_t> strides[3];
   for (int i = 0; i < 3; ++i)
-    strides[i] = alignedStrides(t[i], result);
+    strides[i] = cpu::broadcastStrides(t[i], result);
   size_t elementBytes = dtypeBytes(result.dtype);
   const auto *onTrue = static_cast<const char *>(t[1].data);
   const auto *onFalse = static_cast<const char *>(t[2].data);
@@ -154,44 +162,54 @@ void cpu::cast(const TensorRef *t) {
 template <typename Fn> static void map(const TensorRef *t, Fn fn) {
   const auto *in = static_cast<const float *>(t[0].data);
   auto *out = static_cast<float *>(t[1].data);
-  int64_t count = t[1].numElements();
-  for (int64_t i = 0; i < count; ++i)
-    out[i] = static_cast<float>(fn(static_cast<double>(in[i])));
+  cpu::parallelFor(t[1].numElements(), cpu::elementGrain,
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t i = begin; i < end; ++i)
+                       out[i] = fn(in[i]);
+                   });
 }
 
 void cpu::unary(Backend::Unary op, const TensorRef *t) {
   requireF32("activation", t, 2);
-  // Computed in double and rounded once, as the reference evaluator does.
   using Unary = Backend::Unary;
+  using ::dnnl::algorithm;
+  std::optional<dnnl::Eltwise> f;
   switch (op) {
   case Unary::Neg:
-    return map(t, [](double x) { return -x; });
-  case Unary::Exp:
-    return map(t, [](double x) { return std::exp(x); });
-  case Unary::Log:
-    return map(t, [](double x) { return std::log(x); });
-  case Unary::Tanh:
-    return map(t, [](double x) { return std::tanh(x); });
+    return map(t, [](float x) { return -x; });
   case Unary::Relu:
     // NaN stays NaN, as in PyTorch.
-    return map(t, [](double x) { return x < 0 ? 0.0 : x; });
-  case Unary::Sigmoid:
-    return map(t, [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
-  case Unary::Silu:
-    return map(t, [](double x) { return x * (1.0 / (1.0 + std::exp(-x))); });
-  case Unary::GeluErf:
-    return map(t, [](double x) {
-      return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-    });
-  case Unary::Sqrt:
-    return map(t, [](double x) { return std::sqrt(x); });
+    return map(t, [](float x) { return x < 0 ? 0.0f : x; });
   case Unary::Erf:
-    return map(t, [](double x) { return std::erf(x); });
-  case Unary::GeluTanh:
-    return map(t, [](double x) {
-      return 0.5 * x *
-             (1.0 +
-              std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    // oneDNN has no erf of its own; in double and rounded once.
+    return map(t, [](float x) {
+      return static_cast<float>(std::erf(static_cast<double>(x)));
     });
+  case Unary::Log:
+    // oneDNN's log is 1.4e-6 off at 1, where the result is 0: libm's.
+    return map(t, [](float x) { return std::log(x); });
+  case Unary::Exp:
+    f = dnnl::Eltwise{algorithm::eltwise_exp};
+    break;
+  case Unary::Sqrt:
+    f = dnnl::Eltwise{algorithm::eltwise_sqrt};
+    break;
+  case Unary::Tanh:
+    f = dnnl::eltwiseOf(Activation::Tanh);
+    break;
+  case Unary::Sigmoid:
+    f = dnnl::eltwiseOf(Activation::Sigmoid);
+    break;
+  case Unary::Silu:
+    f = dnnl::eltwiseOf(Activation::Silu);
+    break;
+  case Unary::GeluErf:
+    f = dnnl::eltwiseOf(Activation::GeluErf);
+    break;
+  case Unary::GeluTanh:
+    f = dnnl::eltwiseOf(Activation::GeluTanh);
+    break;
   }
+  dnnl::eltwise(*f, static_cast<const float *>(t[0].data),
+                static_cast<float *>(t[1].data), t[1].numElements());
 }

@@ -10,7 +10,9 @@
 
 #include "core/ElementMath.h"
 #include "cpu/Blocks.h"
+#include "cpu/Dnnl.h"
 #include "cpu/Kernels.h"
+#include "cpu/Parallel.h"
 
 #include "core/Fatal.h"
 
@@ -49,26 +51,7 @@ void cpu::broadcastTo(const TensorRef *t) {
   if (in.dtype != out.dtype)
     fatal(std::string("broadcast_to: the operand is ") + dtypeName(in.dtype) +
           " but the result is " + dtypeName(out.dtype));
-  // Strides of the operand in the result's index space: right-aligned, 0
-  // where the operand's dimension is 1 (or missing).
-  std::vector<int64_t> own = rowMajorStrides(in);
-  std::vector<int64_t> strides(out.rank, 0);
-  int offset = out.rank - in.rank;
-  for (int dim = 0; dim < in.rank; ++dim)
-    if (in.shape[dim] != 1)
-      strides[offset + dim] = own[dim];
-  withElementType(in.dtype, [&](auto element) {
-    using T = decltype(element);
-    const auto *from = static_cast<const T *>(in.data);
-    auto *to = static_cast<T *>(out.data);
-    forEachIndex(out.shape, out.rank,
-                 [&](const int64_t *index, int64_t linear) {
-                   int64_t source = 0;
-                   for (int dim = 0; dim < out.rank; ++dim)
-                     source += index[dim] * strides[dim];
-                   to[linear] = from[source];
-                 });
-  });
+  gatherStrided(in, 0, broadcastStrides(in, out).data(), out);
 }
 
 void cpu::sliceGrad(const TensorRef *t, const int64_t *offsets,
@@ -86,17 +69,7 @@ void cpu::sliceGrad(const TensorRef *t, const int64_t *offsets,
   }
   // All-zero bytes are 0 in every dtype.
   std::memset(out.data, 0, out.bytes());
-  withElementType(in.dtype, [&](auto element) {
-    using T = decltype(element);
-    const auto *from = static_cast<const T *>(in.data);
-    auto *to = static_cast<T *>(out.data);
-    forEachIndex(in.shape, in.rank, [&](const int64_t *index, int64_t linear) {
-      int64_t target = base;
-      for (int dim = 0; dim < in.rank; ++dim)
-        target += index[dim] * steps[dim];
-      to[target] = from[linear];
-    });
-  });
+  scatterStrided(in, base, steps.data(), out);
 }
 
 void cpu::activationGrad(Backend::Activation kind, const TensorRef *t) {
@@ -104,9 +77,12 @@ void cpu::activationGrad(Backend::Activation kind, const TensorRef *t) {
   const float *x = floats(t[0]), *g = floats(t[1]);
   float *out = mutableFloats(t[2]);
   int64_t count = t[2].numElements();
-  for (int64_t i = 0; i < count; ++i)
-    out[i] = static_cast<float>(double(g[i]) *
-                                math::activationDerivative<double>(kind, x[i]));
+  if (std::optional<dnnl::Eltwise> f = dnnl::eltwiseOf(kind))
+    return dnnl::eltwiseGrad(*f, x, g, out, count);
+  parallelFor(count, elementGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      out[i] = g[i] * math::activationDerivative<float>(kind, x[i]);
+  });
 }
 
 void cpu::softmaxGrad(const TensorRef *t, int64_t axis) {
@@ -239,83 +215,6 @@ void cpu::embeddingGrad(const TensorRef *t, bool hasShard) {
   }
 }
 
-void cpu::attentionGrad(const TensorRef *t, bool causal, bool hasMask,
-                        double scale) {
-  requireF32("attention_grad", t, hasMask ? 8 : 7);
-  const TensorRef *results = t + (hasMask ? 5 : 4);
-  math::AttentionShape shape =
-      math::attentionShape(t[0], t[1], t[2], hasMask ? &t[4] : nullptr);
-  const float *q = floats(t[0]), *k = floats(t[1]), *v = floats(t[2]),
-              *g = floats(t[3]);
-  int64_t queries = shape.queries, keys = shape.keys, headDim = shape.headDim,
-          valueDim = shape.valueDim,
-          group = shape.kvHeads ? shape.heads / shape.kvHeads : 0;
-  // Queries align with the last `queries` keys (see cpu::attention).
-  std::vector<double> p(keys), dp(keys);
-  std::vector<double> dq(queries * headDim), dk(keys * headDim),
-      dv(keys * valueDim);
-  // One key/value head at a time: its gradients sum over its query heads.
-  for (int64_t kvHead = 0; kvHead < shape.batch * shape.kvHeads; ++kvHead) {
-    const float *ks = k + kvHead * keys * headDim;
-    const float *vs = v + kvHead * keys * valueDim;
-    std::fill(dk.begin(), dk.end(), 0.0);
-    std::fill(dv.begin(), dv.end(), 0.0);
-    int64_t firstHead = (kvHead / shape.kvHeads) * shape.heads +
-                        (kvHead % shape.kvHeads) * group;
-    for (int64_t head = firstHead; head < firstHead + group; ++head) {
-      const float *qs = q + head * queries * headDim;
-      const float *gs = g + head * queries * valueDim;
-      std::fill(dq.begin(), dq.end(), 0.0);
-      for (int64_t i = 0; i < queries; ++i) {
-        int64_t visible = math::visibleKeys(causal, i, queries, keys);
-        const float *maskRow = shape.maskRow(head, i);
-        double maxScore = -INFINITY;
-        for (int64_t j = 0; j < visible; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < headDim; ++d)
-            dot += double(qs[i * headDim + d]) * ks[j * headDim + d];
-          p[j] = scale * dot + (maskRow ? maskRow[j] : 0.0);
-          maxScore = std::max(maxScore, p[j]);
-        }
-        // A query that sees no key, or only -inf scores, contributes
-        // nothing.
-        if (maxScore == -INFINITY)
-          continue;
-        double total = 0;
-        for (int64_t j = 0; j < visible; ++j)
-          total += (p[j] = std::exp(p[j] - maxScore));
-        double weighted = 0;
-        for (int64_t j = 0; j < visible; ++j) {
-          p[j] /= total;
-          dp[j] = 0;
-          for (int64_t e = 0; e < valueDim; ++e) {
-            double ge = gs[i * valueDim + e];
-            dv[j * valueDim + e] += p[j] * ge;
-            dp[j] += ge * vs[j * valueDim + e];
-          }
-          weighted += p[j] * dp[j];
-        }
-        for (int64_t j = 0; j < visible; ++j) {
-          double ds = p[j] * (dp[j] - weighted) * scale;
-          for (int64_t d = 0; d < headDim; ++d) {
-            dq[i * headDim + d] += ds * ks[j * headDim + d];
-            dk[j * headDim + d] += ds * qs[i * headDim + d];
-          }
-        }
-      }
-      float *dqs = mutableFloats(results[0]) + head * queries * headDim;
-      for (size_t n = 0; n < dq.size(); ++n)
-        dqs[n] = static_cast<float>(dq[n]);
-    }
-    float *dks = mutableFloats(results[1]) + kvHead * keys * headDim;
-    float *dvs = mutableFloats(results[2]) + kvHead * keys * valueDim;
-    for (size_t n = 0; n < dk.size(); ++n)
-      dks[n] = static_cast<float>(dk[n]);
-    for (size_t n = 0; n < dv.size(); ++n)
-      dvs[n] = static_cast<float>(dv[n]);
-  }
-}
-
 void cpu::crossEntropyGrad(const TensorRef *t, int64_t count, bool hasShard) {
   requireF32("cross_entropy_grad", t, 1);
   requireInteger("cross_entropy_grad", "labels", t[1]);
@@ -336,25 +235,25 @@ void cpu::crossEntropyGrad(const TensorRef *t, int64_t count, bool hasShard) {
   const float *normalizer = hasShard ? floats(t[3]) : nullptr;
   int64_t offset =
       hasShard ? shardStart("cross_entropy_grad", t[4], classes) : 0;
-  std::vector<double> e(classes);
-  for (int64_t row = 0; row < rows; ++row) {
-    int64_t label = integerAt(t[1], row) - offset;
-    if (!hasShard && (label < 0 || label >= classes))
-      fatal("cross_entropy_grad: labels element " + std::to_string(row) +
-            " is " + std::to_string(label) + ", outside the classes [0, " +
-            std::to_string(classes) + ")");
-    const float *x = logits + row * classes;
-    double shift =
-        hasShard ? double(normalizer[row]) : *std::max_element(x, x + classes);
-    double total = 0;
-    for (int64_t c = 0; c < classes; ++c)
-      total += (e[c] = std::exp(x[c] - shift));
-    // The global normalizer already divides; a local sum would not.
-    if (hasShard)
-      total = 1;
-    float *y = result + row * classes;
-    for (int64_t c = 0; c < classes; ++c)
-      y[c] =
-          static_cast<float>((e[c] / total - (c == label ? 1.0 : 0.0)) * scale);
-  }
+  if (!hasShard)
+    requireLabels("cross_entropy_grad", t[1], 0, classes);
+  parallelFor(rows, 1, [&](int64_t begin, int64_t end) {
+    std::vector<double> e(classes);
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t label = integerAt(t[1], row) - offset;
+      const float *x = logits + row * classes;
+      double shift = hasShard ? double(normalizer[row])
+                              : *std::max_element(x, x + classes);
+      double total = 0;
+      for (int64_t c = 0; c < classes; ++c)
+        total += (e[c] = std::exp(x[c] - shift));
+      // The global normalizer already divides; a local sum would not.
+      if (hasShard)
+        total = 1;
+      float *y = result + row * classes;
+      for (int64_t c = 0; c < classes; ++c)
+        y[c] = static_cast<float>((e[c] / total - (c == label ? 1.0 : 0.0)) *
+                                  scale);
+    }
+  });
 }

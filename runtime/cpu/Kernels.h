@@ -22,6 +22,10 @@ void requireF32(const char *op, const TensorRef *t, int count);
 void requireInteger(const char *op, const char *role, const TensorRef &t);
 /// Element `index` of an i32 or i64 tensor.
 int64_t integerAt(const TensorRef &t, int64_t index);
+/// Ends the job unless every element of `labels` lies in [first, last),
+/// naming the first that does not.
+void requireLabels(const char *op, const TensorRef &labels, int64_t first,
+                   int64_t last);
 /// The first id of a vocabulary block: shard index times the block size.
 int64_t shardStart(const char *op, const TensorRef &shard, int64_t blockSize);
 

@@ -26,18 +26,7 @@ void cpu::transpose(const TensorRef *t, const int64_t *perm) {
   std::vector<int64_t> strides(t[1].rank);
   for (int dim = 0; dim < t[1].rank; ++dim)
     strides[dim] = inStrides[perm[dim]];
-  withElementType(t[0].dtype, [&](auto element) {
-    using T = decltype(element);
-    const auto *in = static_cast<const T *>(t[0].data);
-    auto *out = static_cast<T *>(t[1].data);
-    forEachIndex(t[1].shape, t[1].rank,
-                 [&](const int64_t *index, int64_t linear) {
-                   int64_t source = 0;
-                   for (int dim = 0; dim < t[1].rank; ++dim)
-                     source += index[dim] * strides[dim];
-                   out[linear] = in[source];
-                 });
-  });
+  gatherStrided(t[0], 0, strides.data(), t[1]);
 }
 
 void cpu::concat(const TensorRef *inputs, int numInputs,
@@ -62,18 +51,7 @@ void cpu::slice(const TensorRef *t, const int64_t *offsets,
     base += offsets[dim] * inStrides[dim];
     steps[dim] = strides[dim] * inStrides[dim];
   }
-  withElementType(t[0].dtype, [&](auto element) {
-    using T = decltype(element);
-    const auto *in = static_cast<const T *>(t[0].data);
-    auto *out = static_cast<T *>(t[1].data);
-    forEachIndex(t[1].shape, t[1].rank,
-                 [&](const int64_t *index, int64_t linear) {
-                   int64_t source = base;
-                   for (int dim = 0; dim < t[1].rank; ++dim)
-                     source += index[dim] * steps[dim];
-                   out[linear] = in[source];
-                 });
-  });
+  gatherStrided(t[0], base, steps.data(), t[1]);
 }
 
 void cpu::constant(const TensorRef &result, const double *values,

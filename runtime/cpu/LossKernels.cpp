@@ -1,6 +1,7 @@
 //===- LossKernels.cpp - cross_entropy ------------------------------------===//
 
 #include "cpu/Kernels.h"
+#include "cpu/Parallel.h"
 
 #include "core/Fatal.h"
 
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 using namespace parcrt;
 
@@ -18,20 +20,22 @@ void cpu::crossEntropy(const TensorRef *t) {
   const auto *logits = static_cast<const float *>(t[0].data);
   int64_t classes = t[0].shape[t[0].rank - 1];
   int64_t rows = t[1].numElements();
+  requireLabels("cross_entropy", t[1], 0, classes);
+  // Each row's loss on some thread, their sum in row order.
+  std::vector<double> losses(rows);
+  parallelFor(rows, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const float *x = logits + row * classes;
+      double maxValue = *std::max_element(x, x + classes);
+      double sum = 0;
+      for (int64_t c = 0; c < classes; ++c)
+        sum += std::exp(x[c] - maxValue);
+      losses[row] = maxValue + std::log(sum) - x[integerAt(t[1], row)];
+    }
+  });
   double total = 0;
-  for (int64_t row = 0; row < rows; ++row) {
-    int64_t label = integerAt(t[1], row);
-    if (label < 0 || label >= classes)
-      fatal("cross_entropy: labels element " + std::to_string(row) + " is " +
-            std::to_string(label) + ", outside the classes [0, " +
-            std::to_string(classes) + ")");
-    const float *x = logits + row * classes;
-    double maxValue = *std::max_element(x, x + classes);
-    double sum = 0;
-    for (int64_t c = 0; c < classes; ++c)
-      sum += std::exp(x[c] - maxValue);
-    total += maxValue + std::log(sum) - x[label];
-  }
+  for (double loss : losses)
+    total += loss;
   // The mean over no rows is NaN, as in PyTorch (and the evaluator).
   *static_cast<float *>(t[2].data) = static_cast<float>(
       rows > 0 ? total / rows : std::numeric_limits<double>::quiet_NaN());

@@ -9,6 +9,7 @@
 
 #include "core/ElementMath.h"
 #include "cpu/Kernels.h"
+#include "cpu/Parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -48,15 +49,18 @@ void cpu::adamwUpdate(const TensorRef *t, bool skippable, double lr,
   auto *newSecond = static_cast<float *>(t[operands + 2].data);
   double correction1 = 1 - std::pow(beta1, step);
   double correction2 = 1 - std::pow(beta2, step);
-  int64_t count = t[0].numElements();
-  for (int64_t i = 0; i < count; ++i) {
-    math::AdamWElement<double> next = math::adamwElement<double>(
-        param[i], grad[i], first[i], second[i], lr, beta1, beta2, 1 - beta1,
-        1 - beta2, epsilon, weightDecay, correction1, correction2);
-    newParam[i] = static_cast<float>(next.param);
-    newFirst[i] = static_cast<float>(next.firstMoment);
-    newSecond[i] = static_cast<float>(next.secondMoment);
-  }
+  parallelFor(t[0].numElements(), elementGrain,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                  math::AdamWElement<double> next = math::adamwElement<double>(
+                      param[i], grad[i], first[i], second[i], lr, beta1, beta2,
+                      1 - beta1, 1 - beta2, epsilon, weightDecay, correction1,
+                      correction2);
+                  newParam[i] = static_cast<float>(next.param);
+                  newFirst[i] = static_cast<float>(next.firstMoment);
+                  newSecond[i] = static_cast<float>(next.secondMoment);
+                }
+              });
 }
 
 void cpu::sgdUpdate(const TensorRef *t, bool skippable, double lr,
@@ -70,13 +74,15 @@ void cpu::sgdUpdate(const TensorRef *t, bool skippable, double lr,
   const auto *buffer = static_cast<const float *>(t[2].data);
   auto *newParam = static_cast<float *>(t[operands].data);
   auto *newBuffer = static_cast<float *>(t[operands + 1].data);
-  int64_t count = t[0].numElements();
-  for (int64_t i = 0; i < count; ++i) {
-    math::SgdElement<double> next =
-        math::sgdElement<double>(param[i], grad[i], buffer[i], lr, momentum);
-    newParam[i] = static_cast<float>(next.param);
-    newBuffer[i] = static_cast<float>(next.buffer);
-  }
+  parallelFor(t[0].numElements(), elementGrain,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                  math::SgdElement<double> next = math::sgdElement<double>(
+                      param[i], grad[i], buffer[i], lr, momentum);
+                  newParam[i] = static_cast<float>(next.param);
+                  newBuffer[i] = static_cast<float>(next.buffer);
+                }
+              });
 }
 
 void cpu::clipCoefficient(const TensorRef *t, double maxNorm) {

@@ -2,6 +2,7 @@
 
 #include "cpu/Blocks.h"
 #include "cpu/Kernels.h"
+#include "cpu/Parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,17 +29,26 @@ static void visitReduced(const TensorRef &in, const std::vector<bool> &reduced,
     int64_t outer = 1, block = 1, inner = 1;
     for (int dim = 0; dim < in.rank; ++dim)
       (dim < first ? outer : dim < last ? block : inner) *= in.shape[dim];
-    for (int64_t o = 0; o < outer; ++o) {
+    // Threads take disjoint totals: bands of outer positions, or with one
+    // outer position bands of inner ones; each adds its values in order.
+    auto visitBand = [&](int64_t o, int64_t innerBegin, int64_t innerEnd) {
       const float *rows = values + o * block * inner;
-      if (inner == 1) {
-        for (int64_t r = 0; r < block; ++r)
-          visit(o, rows[r]);
-        continue;
-      }
       for (int64_t r = 0; r < block; ++r)
-        for (int64_t i = 0; i < inner; ++i)
+        for (int64_t i = innerBegin; i < innerEnd; ++i)
           visit(o * inner + i, rows[r * inner + i]);
+    };
+    if (outer == 1) {
+      cpu::parallelFor(
+          inner, std::max<int64_t>(1, cpu::elementGrain / block),
+          [&](int64_t begin, int64_t end) { visitBand(0, begin, end); });
+      return;
     }
+    cpu::parallelFor(outer,
+                     std::max<int64_t>(1, cpu::elementGrain / (block * inner)),
+                     [&](int64_t begin, int64_t end) {
+                       for (int64_t o = begin; o < end; ++o)
+                         visitBand(o, 0, inner);
+                     });
     return;
   }
   TensorRef kept = in;

@@ -47,14 +47,19 @@ bool allSucceeded(bool ok, const std::string &error, int rank, int size) {
   return firstFailure == size;
 }
 
-int localRank() {
+/// This rank's index among the ranks on its node, and their number.
+struct NodePlace {
+  int rank = 0, ranks = 1;
+};
+NodePlace placeOnNode() {
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
                       &node);
-  int rank = 0;
-  MPI_Comm_rank(node, &rank);
+  NodePlace place;
+  MPI_Comm_rank(node, &place.rank);
+  MPI_Comm_size(node, &place.ranks);
   MPI_Comm_free(&node);
-  return rank;
+  return place;
 }
 
 bool openFile(const std::string &path, TensorFile &file, std::string *error) {
@@ -246,9 +251,13 @@ int run(int argc, char **argv, int rank, int size) {
   if (!allSucceededWatched(findFeedback(*program, feedback, &error), error))
     return 1;
 
+  NodePlace place = placeOnNode();
   std::unique_ptr<Backend> backend =
-      options.backend == "cpu" ? createCpuBackend(mesh)
-                               : createCudaBackend(mesh, localRank(), &error);
+      options.backend == "cpu"
+          ? createCpuBackend(mesh, options.threads
+                                       ? options.threads
+                                       : defaultThreads(place.ranks))
+          : createCudaBackend(mesh, place.rank, &error);
   if (!allSucceededWatched(backend != nullptr, "rank " + std::to_string(rank) +
                                                    ": cannot use the " +
                                                    options.backend +

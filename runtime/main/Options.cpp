@@ -2,16 +2,18 @@
 
 #include "main/Options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <thread>
 
 using namespace parcrt;
 
 const char *const parcrt::usage =
     "usage: %s [--steps N] [--weights FILE] [--inputs FILE] [--seed N]\n"
     "          [--out FILE] [--backend cpu|cuda] [--timeout SECONDS]\n"
-    "          [--trace FILE] [--allow-nonfinite]\n"
+    "          [--trace FILE] [--allow-nonfinite] [--threads N]\n"
     "          [--checkpoint FILE --checkpoint-every N] [--resume]\n"
     "Launch with mpirun on as many ranks as the program's mesh has.\n";
 
@@ -21,6 +23,16 @@ bool parcrt::parseUnsigned(const std::string &text, uint64_t &value) {
   errno = 0;
   value = std::strtoull(text.c_str(), nullptr, 10);
   return errno == 0;
+}
+
+int parcrt::defaultThreads(int ranksOnNode) {
+  uint64_t number = 0;
+  const char *value = std::getenv("OMP_NUM_THREADS");
+  if (value && parseUnsigned(value, number) && number >= 1 &&
+      number <= maxThreads)
+    return static_cast<int>(number);
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / std::max(1, ranksOnNode));
 }
 
 bool parcrt::parseOptions(int argc, char **argv, Options &options,
@@ -74,6 +86,13 @@ bool parcrt::parseOptions(int argc, char **argv, Options &options,
                  value + "'";
         return false;
       }
+    } else if (flag == "--threads") {
+      if (!parseUnsigned(value, number) || number < 1 || number > maxThreads) {
+        *error = "--threads expects an integer from 1 to " +
+                 std::to_string(maxThreads) + ", not '" + value + "'";
+        return false;
+      }
+      options.threads = static_cast<int>(number);
     } else if (flag == "--weights") {
       options.weights = value;
     } else if (flag == "--inputs") {

@@ -25,12 +25,20 @@ struct Options {
   uint64_t seed = 0;
   std::string backend = "cpu";
   double timeout = 30;
+  /// Threads of the cpu kernels; 0 = defaultThreads.
+  int threads = 0;
   bool allowNonfinite = false;
   bool help = false;
 };
 
 /// The tracer numbers steps with int32.
 constexpr uint64_t maxSteps = (uint64_t(1) << 31) - 1;
+constexpr uint64_t maxThreads = 4096;
+
+/// The cpu kernels' threads without --threads: OMP_NUM_THREADS where it is
+/// a number from 1 to maxThreads, else this node's cores shared among its
+/// `ranksOnNode` ranks (at least 1).
+int defaultThreads(int ranksOnNode);
 
 /// A decimal number without sign; false on anything else or overflow.
 bool parseUnsigned(const std::string &text, uint64_t &value);

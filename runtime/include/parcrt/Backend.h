@@ -2,7 +2,7 @@
 //
 // The C entry points of parcrt.h decode their static descriptors into
 // TensorRefs (data = arena + offset) and forward to the context's backend:
-// `cpu` (OpenBLAS, MPI) or `cuda` (cuBLAS, own kernels, NCCL). A backend
+// `cpu` (oneDNN, MPI) or `cuda` (cuBLAS, own kernels, NCCL). A backend
 // owns the arena's memory and its Communicator: the collectives of its mesh
 // groups and point-to-point messages between ranks.
 //
@@ -156,8 +156,11 @@ public:
                          const TensorRef &result) = 0;
 };
 
-/// The cpu backend (OpenBLAS, MPI). `mesh` must outlive it.
-std::unique_ptr<Backend> createCpuBackend(const MeshInfo &mesh);
+/// The cpu backend (oneDNN, OpenMP, MPI) computing on `threads` threads
+/// (cpu/Parallel.h; a setting of the process, so the backend made last
+/// sets it). `mesh` must outlive it.
+std::unique_ptr<Backend> createCpuBackend(const MeshInfo &mesh,
+                                          int threads = 1);
 
 /// The cuda backend, or null with `error` set when CUDA is not built in or
 /// no device is usable (e.g. "no CUDA driver: cudaGetDeviceCount returned

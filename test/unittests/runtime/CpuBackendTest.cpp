@@ -691,6 +691,103 @@ TEST_F(CpuBackendTest, AttentionGradMatchesFiniteDifferences) {
   }
 }
 
+/// Deterministic values in [-1, 1) that differ element to element.
+std::vector<double> wavy(int64_t count, double phase) {
+  std::vector<double> values(count);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = std::sin(0.37 * i + phase);
+  return values;
+}
+
+TEST_F(CpuBackendTest, AttentionOverSeveralQueryBlocks) {
+  // 70 queries: a full block of 64 rows and a partial one; 75 keys, so
+  // causal queries see 6..75 keys and blocks stop at different keys.
+  const int64_t queries = 70, keys = 75, headDim = 3, valueDim = 2;
+  std::vector<double> qs = wavy(queries * headDim, 0),
+                      ks = wavy(keys * headDim, 1),
+                      vs = wavy(keys * valueDim, 2),
+                      gs = wavy(queries * valueDim, 3);
+  for (bool causal : {false, true}) {
+    HostTensor q({1, 1, queries, headDim}, qs), k({1, 1, keys, headDim}, ks),
+        v({1, 1, keys, valueDim}, vs), g({1, 1, queries, valueDim}, gs),
+        out({1, 1, queries, valueDim}), dq({1, 1, queries, headDim}),
+        dk({1, 1, keys, headDim}), dv({1, 1, keys, valueDim});
+    double scale = 1.3;
+    backend->attention(refs({&q, &k, &v, &out}).data(), causal, false, scale);
+    expectNear(out.values(),
+               attentionReference(qs, ks, vs, queries, keys, headDim, valueDim,
+                                  causal, scale),
+               1e-5);
+    backend->attentionGrad(refs({&q, &k, &v, &g, &dq, &dk, &dv}).data(), causal,
+                           false, scale);
+    auto with = [&](int which) {
+      return [&, which](const std::vector<double> &x) {
+        return attentionReference(which == 0 ? x : qs, which == 1 ? x : ks,
+                                  which == 2 ? x : vs, queries, keys, headDim,
+                                  valueDim, causal, scale);
+      };
+    };
+    expectNear(dq.values(), numericGradient(with(0), qs, gs), 1e-4);
+    expectNear(dk.values(), numericGradient(with(1), ks, gs), 1e-4);
+    expectNear(dv.values(), numericGradient(with(2), vs, gs), 1e-4);
+  }
+}
+
+TEST_F(CpuBackendTest, KernelsGiveTheSameResultsOnTwoThreads) {
+  // Sizes above cpu::elementGrain, so that two threads split the work. The
+  // thread count is the process's: each run makes its backend first.
+  auto both = [&](std::vector<HostTensor> tensors, size_t results, auto &&run) {
+    std::vector<HostTensor> copy = tensors;
+    std::vector<HostTensor *> one, two;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      one.push_back(&tensors[i]);
+      two.push_back(&copy[i]);
+    }
+    run(*createCpuBackend(mesh, 1), refs(one).data());
+    run(*createCpuBackend(mesh, 2), refs(two).data());
+    for (size_t i = tensors.size() - results; i < tensors.size(); ++i)
+      EXPECT_EQ(tensors[i].values(), copy[i].values()) << "result " << i;
+  };
+  const int64_t rows = 40, columns = 1000;
+  HostTensor x({rows, columns}, wavy(rows * columns, 0)),
+      bias({columns}, wavy(columns, 1)), matrix({rows, columns});
+  both({x, bias, matrix}, 1,
+       [](Backend &b, const TensorRef *t) { b.binary('+', t); });
+  int64_t sumAxis = 0;
+  both({x, HostTensor({columns})}, 1, [&](Backend &b, const TensorRef *t) {
+    b.reduce(Backend::Reduce::Sum, t, &sumAxis, 1);
+  });
+  int64_t perm[] = {1, 0};
+  both({x, HostTensor({columns, rows})}, 1,
+       [&](Backend &b, const TensorRef *t) { b.transpose(t, perm); });
+  int64_t offsets[] = {0, 1}, strides[] = {1, 2};
+  both({HostTensor({rows, columns / 2}, wavy(rows * columns / 2, 2)),
+        HostTensor({rows, columns})},
+       1, [&](Backend &b, const TensorRef *t) {
+         b.sliceGrad(t, offsets, strides);
+       });
+  both({x, HostTensor({rows, columns})}, 1,
+       [](Backend &b, const TensorRef *t) { b.unary(Backend::Unary::Erf, t); });
+  HostTensor labels({rows}, std::vector<double>(rows, 7), PARCRT_I32);
+  both({x, labels, HostTensor({})}, 1,
+       [](Backend &b, const TensorRef *t) { b.crossEntropy(t); });
+  // Attention: 4 query heads on 2 key/value heads, 3 query blocks.
+  const int64_t heads = 4, kvHeads = 2, seq = 130, dim = 4;
+  HostTensor q({2, heads, seq, dim}, wavy(2 * heads * seq * dim, 3)),
+      k({2, kvHeads, seq, dim}, wavy(2 * kvHeads * seq * dim, 4)),
+      v({2, kvHeads, seq, dim}, wavy(2 * kvHeads * seq * dim, 5)),
+      g({2, heads, seq, dim}, wavy(2 * heads * seq * dim, 6));
+  both(
+      {q, k, v, HostTensor({2, heads, seq, dim})}, 1,
+      [](Backend &b, const TensorRef *t) { b.attention(t, true, false, 0.5); });
+  both({q, k, v, g, HostTensor({2, heads, seq, dim}),
+        HostTensor({2, kvHeads, seq, dim}), HostTensor({2, kvHeads, seq, dim})},
+       3, [](Backend &b, const TensorRef *t) {
+         b.attentionGrad(t, true, false, 0.5);
+       });
+  backend = createCpuBackend(mesh, 1);
+}
+
 TEST_F(CpuBackendTest, CausalAttentionGradOfAQueryThatSeesNoKeyIsZero) {
   // Two queries, one key, causal: query 0 sees nothing.
   HostTensor q({1, 1, 2, 1}, {1, 2}), k({1, 1, 1, 1}, {3}),
