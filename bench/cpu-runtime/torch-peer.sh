@@ -5,16 +5,18 @@
 # medians and torch / parc (above 1: parc is faster).
 #
 #   bench/cpu-runtime/torch-peer.sh [BUILD_DIR] [ROUNDS]
-#   THREADS="1 2" SHAPES="4,256,8,128,8,4096 4,512,8,256,4,4096"
+#   THREADS="1 2" SHAPES="4,256,8,128,8,4096 4,512,8,256,4,4096" STEPS=10
 #
 # A shape is layers,hidden,heads,seq,batch,vocab. PyTorch and onnxruntime
 # come from PyPI into a venv ($PARC_BENCH_VENV, made on first use); tests
-# never need them. Each run times --steps 6 and reports the mean of steps
-# 2-6 (parc's launcher and torch_gpt.py alike).
+# never need them. Each run times --steps STEPS and reports the mean of the
+# steps after the first (parc's launcher and torch_gpt.py alike): PyTorch's
+# first few steps are slower (0.93 s mean of steps 2-4, 0.57 s of 2-10).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 rounds=${2:-5}
+steps=${STEPS:-10}
 venv=${PARC_BENCH_VENV:-$HOME/.cache/parc-bench-venv}
 if [ ! -x "$venv/bin/python" ] ||
    ! "$venv/bin/python" -c "import torch, onnx, onnxruntime" 2>/dev/null; then
@@ -40,11 +42,11 @@ for shape in ${SHAPES:-4,256,8,128,8,4096 4,512,8,256,4,4096}; do
   for threads in ${THREADS:-1 2}; do
     times="$work/times.$shape.$threads"
     for round in $(seq "$rounds"); do
-      echo "parc-train $("$work/train/launch.sh" --steps 6 --threads "$threads" | step_time)" >> "$times"
-      echo "torch-train $("$venv/bin/python" "$root/bench/cpu-runtime/torch_gpt.py" --threads "$threads" --steps 6 "${sizes[@]}" | step_time)" >> "$times"
-      echo "parc-forward $("$work/forward/launch.sh" --steps 6 --threads "$threads" | step_time)" >> "$times"
-      echo "torch-forward $("$venv/bin/python" "$root/bench/cpu-runtime/torch_gpt.py" --threads "$threads" --steps 6 --forward "${sizes[@]}" | step_time)" >> "$times"
-      echo "ort-forward $("$venv/bin/python" "$root/bench/cpu-runtime/torch_gpt.py" --threads "$threads" --steps 6 --onnxruntime "${sizes[@]}" 2>/dev/null | step_time)" >> "$times"
+      echo "parc-train $("$work/train/launch.sh" --steps "$steps" --threads "$threads" | step_time)" >> "$times"
+      echo "torch-train $("$venv/bin/python" "$root/bench/cpu-runtime/torch_gpt.py" --threads "$threads" --steps "$steps" "${sizes[@]}" | step_time)" >> "$times"
+      echo "parc-forward $("$work/forward/launch.sh" --steps "$steps" --threads "$threads" | step_time)" >> "$times"
+      echo "torch-forward $("$venv/bin/python" "$root/bench/cpu-runtime/torch_gpt.py" --threads "$threads" --steps "$steps" --forward "${sizes[@]}" | step_time)" >> "$times"
+      echo "ort-forward $("$venv/bin/python" "$root/bench/cpu-runtime/torch_gpt.py" --threads "$threads" --steps "$steps" --onnxruntime "${sizes[@]}" 2>/dev/null | step_time)" >> "$times"
     done
     python3 - "$times" "$shape" "$threads" <<'PY'
 import statistics, sys

@@ -13,6 +13,7 @@
 #include "cpu/Dnnl.h"
 #include "cpu/Kernels.h"
 #include "cpu/Parallel.h"
+#include "cpu/Rows.h"
 
 #include "core/Fatal.h"
 
@@ -237,22 +238,26 @@ void cpu::crossEntropyGrad(const TensorRef *t, int64_t count, bool hasShard) {
       hasShard ? shardStart("cross_entropy_grad", t[4], classes) : 0;
   if (!hasShard)
     requireLabels("cross_entropy_grad", t[1], 0, classes);
+  // The exponentials in place of the result (which may be the logits':
+  // each row is read whole before it is written).
+  std::vector<float> shifts(rows);
+  if (hasShard)
+    std::copy_n(normalizer, rows, shifts.data());
+  else
+    rowMaxima(logits, rows, classes, shifts.data());
+  shiftedExp(logits, shifts.data(), rows, classes, result);
   parallelFor(rows, 1, [&](int64_t begin, int64_t end) {
-    std::vector<double> e(classes);
     for (int64_t row = begin; row < end; ++row) {
       int64_t label = integerAt(t[1], row) - offset;
-      const float *x = logits + row * classes;
-      double shift = hasShard ? double(normalizer[row])
-                              : *std::max_element(x, x + classes);
+      float *y = result + row * classes;
+      // The global normalizer already divides; a local sum would not.
       double total = 0;
       for (int64_t c = 0; c < classes; ++c)
-        total += (e[c] = std::exp(x[c] - shift));
-      // The global normalizer already divides; a local sum would not.
+        total += y[c];
       if (hasShard)
         total = 1;
-      float *y = result + row * classes;
       for (int64_t c = 0; c < classes; ++c)
-        y[c] = static_cast<float>((e[c] / total - (c == label ? 1.0 : 0.0)) *
+        y[c] = static_cast<float>((y[c] / total - (c == label ? 1.0 : 0.0)) *
                                   scale);
     }
   });
