@@ -51,19 +51,26 @@ static void visitReduced(const TensorRef &in, const std::vector<bool> &reduced,
                      });
     return;
   }
+  // Any other layout: row by row in row-major order, each row's totals
+  // found from its index (a reduced dimension's stride into them is 0).
   TensorRef kept = in;
   for (int dim = 0; dim < in.rank; ++dim)
     if (reduced[dim])
       kept.shape[dim] = 1;
   std::vector<int64_t> keptStrides = cpu::rowMajorStrides(kept);
-  cpu::forEachIndex(in.shape, in.rank,
-                    [&](const int64_t *index, int64_t linear) {
-                      int64_t target = 0;
-                      for (int dim = 0; dim < in.rank; ++dim)
-                        if (!reduced[dim])
-                          target += index[dim] * keptStrides[dim];
-                      visit(target, values[linear]);
-                    });
+  for (int dim = 0; dim < in.rank; ++dim)
+    if (reduced[dim])
+      keptStrides[dim] = 0;
+  int64_t length = in.shape[in.rank - 1], step = keptStrides[in.rank - 1];
+  if (length == 0)
+    return;
+  cpu::forEachRow<1>(in.shape, in.rank, {keptStrides.data()}, 0,
+                     in.numElements() / length,
+                     [&](int64_t row, const std::array<int64_t, 1> &target) {
+                       const float *line = values + row * length;
+                       for (int64_t j = 0; j < length; ++j)
+                         visit(target[0] + j * step, line[j]);
+                     });
 }
 
 static const char *reductionName(Backend::Reduce op) {

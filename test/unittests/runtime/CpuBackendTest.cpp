@@ -335,6 +335,36 @@ TEST_F(CpuBackendTest, Reductions) {
   expectNear(max.values(), {3, 6});
 }
 
+TEST_F(CpuBackendTest, ReductionsOverDimensionsThatAreNotAdjacent) {
+  // [2, 3, 2] over dims 0 and 2 (a bias gradient's layout): totals per
+  // dim 1, reduced dims on both sides of it.
+  std::vector<double> xs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  HostTensor x({2, 3, 2}, xs), sum({1, 3, 1}), max({3});
+  int64_t outer[] = {0, 2};
+  backend->reduce(Backend::Reduce::Sum, refs({&x, &sum}).data(), outer, 2);
+  backend->reduce(Backend::Reduce::Max, refs({&x, &max}).data(), outer, 2);
+  expectNear(sum.values(), {1 + 2 + 7 + 8, 3 + 4 + 9 + 10, 5 + 6 + 11 + 12});
+  expectNear(max.values(), {8, 10, 12});
+  // [2, 2, 3] over dims 0 and 1, kept last: one step along each row.
+  HostTensor y({2, 2, 3}, xs), columns({3});
+  int64_t leading[] = {1, 0};
+  backend->reduce(Backend::Reduce::Sum, refs({&y, &columns}).data(), leading,
+                  2);
+  expectNear(columns.values(),
+             {1 + 4 + 7 + 10, 2 + 5 + 8 + 11, 3 + 6 + 9 + 12});
+  // [2, 2, 2, 2] over dims 0 and 2, the last kept: each row adds into the
+  // totals with a step of 1.
+  std::vector<double> zs(16);
+  for (int i = 0; i < 16; ++i)
+    zs[i] = i;
+  HostTensor z({2, 2, 2, 2}, zs), kept({2, 2});
+  int64_t apart[] = {0, 2};
+  backend->reduce(Backend::Reduce::Sum, refs({&z, &kept}).data(), apart, 2);
+  // Element (a, b, c, d) is 8a + 4b + 2c + d.
+  expectNear(kept.values(), {0 + 2 + 8 + 10, 1 + 3 + 9 + 11, 4 + 6 + 12 + 14,
+                             5 + 7 + 13 + 15});
+}
+
 // Along the contiguous last axis and along a strided first one; shifted by
 // the maximum, so 1000 does not overflow; a line of -inf gives -inf.
 TEST_F(CpuBackendTest, LogSumExp) {
