@@ -3,6 +3,7 @@
 #include "cpu/Blocks.h"
 #include "cpu/Kernels.h"
 #include "cpu/Parallel.h"
+#include "cpu/Rows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -100,9 +101,16 @@ void cpu::reduce(Backend::Reduce op, const TensorRef *t, const int64_t *axes,
   // Totals in double, each input value added in the same order on every
   // layout path.
   std::vector<double> totals(t[1].numElements(), 0.0);
+  bool trailing = std::all_of(reduced.begin() + (in.rank - numAxes),
+                              reduced.end(), [](bool r) { return r; });
   if (op == Backend::Reduce::Sum || op == Backend::Reduce::Mean) {
     visitReduced(in, reduced,
                  [&](int64_t target, float value) { totals[target] += value; });
+  } else if (op == Backend::Reduce::LogSumExp && trailing) {
+    // Over the trailing dimensions (a vocabulary-parallel loss's
+    // normalizer): each line contiguous, exponentiated by oneDNN.
+    rowLogSumExp(static_cast<const float *>(in.data), totals.size(), count,
+                 totals.data());
   } else {
     std::vector<double> maxima(totals.size(), -INFINITY);
     visitReduced(in, reduced, [&](int64_t target, float value) {

@@ -1,10 +1,10 @@
 //===- Rows.h - row-wise pieces of softmax-like kernels ----------*- C++
 //-*-===//
 //
-// Cross-entropy and its gradient exponentiate every logit against its row's
-// maximum (or a given normalizer): the subtraction and the row sums are
-// parc's loops on the kernel threads, the exponentials oneDNN's vectorized
-// eltwise primitive.
+// Cross-entropy, its gradient and log-sum-exp exponentiate every logit
+// against its row's maximum (or a given normalizer): the subtraction and the
+// row sums are parc's loops on the kernel threads, the exponentials oneDNN's
+// vectorized eltwise primitive.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,11 @@ void rowMaxima(const float *x, int64_t rows, int64_t length, float *maxima);
 /// out[r, c] = exp(x[r, c] - shifts[r]) over x [rows, length]; out may be x.
 void shiftedExp(const float *x, const float *shifts, int64_t rows,
                 int64_t length, float *out);
+
+/// out[r] = log(sum over c of exp(x[r, c])) for x [rows, length], shifted
+/// by each row's maximum (exponentials in f32, their sums in double); a row
+/// whose maximum is not finite (all -inf, or an inf) gives that maximum.
+void rowLogSumExp(const float *x, int64_t rows, int64_t length, double *out);
 
 } // namespace parcrt::cpu
 
