@@ -2,7 +2,8 @@
 # Issue 13's scaling targets: the GPT train step (4 layers, hidden 256, 8
 # heads, seq 128, batch 8, vocab 4096, AdamW) on one rank against Megatron
 # tensor parallelism (attention heads, MLP columns/rows and the vocabulary
-# split) and data parallelism on two ranks, one thread per rank, run
+# split) and data parallelism (plain, and with ZeRO-1's sharded optimizer
+# step) on two ranks, one thread per rank, run
 # interleaved; prints the medians and the speedups over one rank.
 #
 #   bench/cpu-runtime/scaling.sh [BUILD_DIR] [ROUNDS]
@@ -31,16 +32,17 @@ for layer in range(layers):
     tp[f"{p}.mlp.c_proj.weight"] = [["tp"], []]
 json.dump({"mesh": {"dp": 1}}, open(f"{work}/one.json", "w"))
 json.dump({"mesh": {"tp": 2}, "shardings": tp}, open(f"{work}/tp.json", "w"))
-json.dump({"mesh": {"dp": 2}, "shardings": {"input_ids": [["dp"], []],
-                                            "labels": [["dp"], []]}},
-          open(f"{work}/dp.json", "w"))
+batch = {"input_ids": [["dp"], []], "labels": [["dp"], []]}
+json.dump({"mesh": {"dp": 2}, "shardings": batch}, open(f"{work}/dp.json", "w"))
+json.dump({"mesh": {"dp": 2}, "shardings": batch, "zero": 1},
+          open(f"{work}/zero1.json", "w"))
 PY
-for plan in one tp dp; do
+for plan in one tp dp zero1; do
   "$build/bin/parc-compile" "$work/step.mlir" --plan "$work/$plan.json" \
     -o "$work/$plan" > /dev/null
 done
 for round in $(seq "$rounds"); do
-  for plan in one tp dp; do
+  for plan in one tp dp zero1; do
     echo "$plan $("$work/$plan/launch.sh" --steps 6 --threads 1 |
                   awk '/^step time/ {print $3}')" | tee -a "$work/times"
   done
@@ -52,6 +54,8 @@ for line in open(sys.argv[1]):
     plan, seconds = line.split()
     runs.setdefault(plan, []).append(float(seconds))
 m = {plan: statistics.median(times) for plan, times in runs.items()}
-print(f"medians: 1 rank {m['one']:.4f} s, tp=2 {m['tp']:.4f} s, dp=2 {m['dp']:.4f} s")
-print(f"speedup over 1 rank: tp=2 {m['one'] / m['tp']:.2f}x, dp=2 {m['one'] / m['dp']:.2f}x")
+print(f"medians: 1 rank {m['one']:.4f} s, tp=2 {m['tp']:.4f} s, dp=2 {m['dp']:.4f} s, "
+      f"dp=2 ZeRO-1 {m['zero1']:.4f} s")
+print(f"speedup over 1 rank: tp=2 {m['one'] / m['tp']:.2f}x, dp=2 {m['one'] / m['dp']:.2f}x, "
+      f"dp=2 ZeRO-1 {m['one'] / m['zero1']:.2f}x")
 PY
