@@ -65,7 +65,11 @@ bool parcrt::argumentValues(const ProgramArgument &argument,
     }
     InitSpec spec = argument.getStartingInit();
     uint64_t key = tensorKey(seed, source);
-    for (size_t i = 0; i < indices.size(); ++i)
+    // Counter-based: an element's value depends on its global index alone,
+    // so the kernel threads may draw them in any order.
+    int64_t count = static_cast<int64_t>(indices.size());
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < count; ++i)
       values[i] = initValue(spec, key, indices[i], integer);
     return true;
   }

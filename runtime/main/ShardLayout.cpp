@@ -12,9 +12,10 @@ std::vector<int64_t> parcrt::globalIndices(const BoundaryTensor &tensor,
     offsets[dim] =
         tensor.localShape[dim] * mesh.indexInGroup(tensor.sharding[dim]);
   std::vector<int64_t> indices;
-  indices.reserve(tensor.localElements());
+  int64_t count = tensor.localElements();
+  indices.reserve(count);
   std::vector<int64_t> index(rank, 0);
-  for (int64_t linear = 0; linear < tensor.localElements(); ++linear) {
+  for (int64_t linear = 0; linear < count; ++linear) {
     int64_t global = 0;
     for (size_t dim = 0; dim < rank; ++dim)
       global = global * tensor.globalShape[dim] + offsets[dim] + index[dim];
