@@ -60,6 +60,8 @@ struct Attention {
     cpu::dnnl::gemm(false, true, rows, width, headDim, scale,
                     queries(head) + first * headDim, headDim, keysOf(head),
                     headDim, 0.0f, p, width);
+    // Each row shifted by its maximum, the keys it does not see at -inf;
+    // then oneDNN's exp over the block, then each row normalized.
     for (int64_t r = 0; r < rows; ++r) {
       float *row = p + r * width;
       int64_t visible =
@@ -72,12 +74,19 @@ struct Attention {
         maximum = std::max(maximum, row[j]);
       if (maximum == -INFINITY)
         visible = 0;
-      float total = 0;
       for (int64_t j = 0; j < visible; ++j)
-        total += (row[j] = std::exp(row[j] - maximum));
-      for (int64_t j = 0; j < visible; ++j)
-        row[j] /= total;
-      std::fill(row + visible, row + width, 0.0f);
+        row[j] -= maximum;
+      std::fill(row + visible, row + width, -INFINITY);
+    }
+    cpu::dnnl::eltwise({::dnnl::algorithm::eltwise_exp}, p, p, rows * width);
+    for (int64_t r = 0; r < rows; ++r) {
+      float *row = p + r * width, total = 0;
+      for (int64_t j = 0; j < width; ++j)
+        total += row[j];
+      // A query that sees no key (or only -inf scores) keeps all zeros.
+      if (total != 0)
+        for (int64_t j = 0; j < width; ++j)
+          row[j] /= total;
     }
   }
 };

@@ -18,8 +18,11 @@ namespace {
   return engine;
 }
 
+// oneDNN's default scratchpad is shared by all primitives, so a primitive
+// must run on the thread that made it: each thread has its own stream and
+// primitives (the kernel team's threads persist, so theirs are kept too).
 ::dnnl::stream &cpuStream() {
-  static ::dnnl::stream stream(cpuEngine());
+  static thread_local ::dnnl::stream stream(cpuEngine());
   return stream;
 }
 
@@ -42,7 +45,7 @@ struct EltwisePrimitives {
 
 /// The forward primitive (and its backward, made on first use) of `key`.
 EltwisePrimitives &eltwisePrimitives(const EltwiseKey &key, bool backward) {
-  static std::map<EltwiseKey, EltwisePrimitives> cache;
+  static thread_local std::map<EltwiseKey, EltwisePrimitives> cache;
   auto [kind, alpha, beta, count] = key;
   auto found = cache.find(key);
   if (found == cache.end()) {

@@ -35,7 +35,8 @@ struct Eltwise {
 /// passes NaN through as PyTorch's does and oneDNN's does not.
 std::optional<Eltwise> eltwiseOf(Backend::Activation kind);
 
-/// dst[i] = f(src[i]) over `count` elements; dst may be src.
+/// dst[i] = f(src[i]) over `count` elements; dst may be src. Threaded on
+/// the kernel team, or on the calling thread alone inside a parallel region.
 void eltwise(Eltwise f, const float *src, float *dst, int64_t count);
 
 /// diffSrc[i] = f'(src[i]) diffDst[i]; diffSrc may alias either operand.
