@@ -17,7 +17,8 @@ packages=(
   # Test fixtures.
   python3-onnx python3-numpy
   # Fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizers.
-  clang libclang-rt-14-dev
+  # libomp-dev: clang's OpenMP runtime, for libparcrt's threads in that build.
+  clang libclang-rt-14-dev libomp-dev
 )
 
 missing=()
