@@ -11,8 +11,8 @@ packages=(
   nlohmann-json3-dev libgtest-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libopenblas-dev libopenmpi-dev openmpi-bin coinor-libcbc-dev
-  # oneDNN: the cpu backend's vectorized activations, softmax and the
-  # attention tiles' GEMMs (runtime/cpu/Dnnl.h).
+  # oneDNN: the cpu backend's GEMMs and vectorized activations
+  # (runtime/cpu/Dnnl.h).
   libdnnl-dev
   # Test fixtures.
   python3-onnx python3-numpy
