@@ -2,6 +2,7 @@
 
 #include "main/ArgumentLoader.h"
 #include "main/Feedback.h"
+#include "main/Options.h"
 #include "main/Program.h"
 #include "main/ShardLayout.h"
 
@@ -10,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
 using namespace parcrt;
 
@@ -44,6 +47,29 @@ std::string edited(const std::string &from, const std::string &to) {
   size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return text.replace(at, from.size(), to);
+}
+
+TEST(OptionsTest, ThreadsComeFromTheFlagThenOmpNumThreadsThenTheCores) {
+  char program[] = "program", flag[] = "--threads", two[] = "2", zero[] = "0";
+  char *good[] = {program, flag, two}, *bad[] = {program, flag, zero};
+  Options options;
+  std::string error;
+  ASSERT_TRUE(parseOptions(3, good, options, &error)) << error;
+  EXPECT_EQ(options.threads, 2);
+  EXPECT_FALSE(parseOptions(3, bad, options, &error));
+  EXPECT_EQ(error, "--threads expects an integer from 1 to 4096, not '0'");
+
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  setenv("OMP_NUM_THREADS", "3", 1);
+  EXPECT_EQ(defaultThreads(4), 3);
+  // Not a thread count: the cores shared among the node's ranks.
+  for (const char *value : {"abc", "0", "5000", ""}) {
+    setenv("OMP_NUM_THREADS", value, 1);
+    EXPECT_EQ(defaultThreads(1), std::max(1, cores)) << value;
+  }
+  unsetenv("OMP_NUM_THREADS");
+  EXPECT_EQ(defaultThreads(1), std::max(1, cores));
+  EXPECT_EQ(defaultThreads(cores + 1), 1);
 }
 
 TEST(ProgramTest, ReadsEveryField) {
