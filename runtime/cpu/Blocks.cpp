@@ -49,10 +49,10 @@ void cpu::copyAlongDim(const void *src, int64_t srcLength, int64_t srcStart,
                 count * inner);
 }
 
-/// Calls `body(inRow, outRow, length, step)` for every row of `walked`
-/// (the tensor whose elements are enumerated): `inRow`/`outRow` its
-/// elements in the strided and the dense tensor, `step` the strided
-/// tensor's step along the row. Rows run on the kernel threads.
+/// Calls `body(strided, dense, length, step)` for every row of `walked`
+/// (the tensor whose elements are enumerated): `strided` and `dense` the
+/// row's first element in the strided and in the dense tensor, `step` the
+/// strided tensor's step along the row. Rows run on the kernel threads.
 template <typename Body>
 static void forEachStridedRow(const TensorRef &walked, const int64_t *steps,
                               Body &&body) {
@@ -67,8 +67,7 @@ static void forEachStridedRow(const TensorRef &walked, const int64_t *steps,
     steps = &none;
   int64_t length = shape[rank - 1], step = steps[rank - 1];
   cpu::parallelFor(
-      count / length, std::max<int64_t>(1, cpu::elementGrain / length),
-      [&](int64_t begin, int64_t end) {
+      count / length, cpu::rowGrain(length), [&](int64_t begin, int64_t end) {
         cpu::forEachRow<1>(shape, rank, {steps}, begin, end,
                            [&](int64_t row, const std::array<int64_t, 1> &at) {
                              body(at[0], row * length, length, step);

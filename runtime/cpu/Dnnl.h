@@ -1,5 +1,4 @@
-//===- Dnnl.h - the oneDNN primitives of the cpu kernels ---------*- C++
-//-*-===//
+//===- Dnnl.h - the oneDNN primitives of the cpu kernels --------*- C++ -*-===//
 //
 // oneDNN JIT-compiles its kernels for the cpu it runs on (AVX-512, AVX2,
 // SSE4.1): the GEMMs (threaded on the OpenMP team, or on the calling thread

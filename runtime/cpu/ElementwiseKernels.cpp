@@ -56,8 +56,7 @@ static void broadcast(const TensorRef *t, Fn fn) {
                              o[j] = fn(l[j * lhsStep], r[j * rhsStep]);
                        });
   };
-  cpu::parallelFor(count / length,
-                   std::max<int64_t>(1, cpu::elementGrain / length), rows);
+  cpu::parallelFor(count / length, cpu::rowGrain(length), rows);
 }
 
 template <typename Fn> static void broadcast(const TensorRef *t, Fn fn) {

@@ -251,11 +251,10 @@ void cpu::crossEntropyGrad(const TensorRef *t, int64_t count, bool hasShard) {
       int64_t label = integerAt(t[1], row) - offset;
       float *y = result + row * classes;
       // The global normalizer already divides; a local sum would not.
-      double total = 0;
-      for (int64_t c = 0; c < classes; ++c)
-        total += y[c];
-      if (hasShard)
-        total = 1;
+      double total = hasShard ? 1 : 0;
+      if (!hasShard)
+        for (int64_t c = 0; c < classes; ++c)
+          total += y[c];
       for (int64_t c = 0; c < classes; ++c)
         y[c] = static_cast<float>((y[c] / total - (c == label ? 1.0 : 0.0)) *
                                   scale);

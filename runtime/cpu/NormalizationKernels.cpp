@@ -53,24 +53,23 @@ void cpu::layerNorm(const TensorRef *t, double epsilon) {
   auto *out = static_cast<float *>(t[3].data);
   int64_t features = t[0].shape[t[0].rank - 1];
   int64_t rows = features ? t[0].numElements() / features : 0;
-  parallelFor(rows, std::max<int64_t>(1, elementGrain / features),
-              [&](int64_t begin, int64_t end) {
-                for (int64_t row = begin; row < end; ++row) {
-                  const float *x = in + row * features;
-                  double mean = 0;
-                  for (int64_t n = 0; n < features; ++n)
-                    mean += x[n];
-                  mean /= features;
-                  double variance = 0;
-                  for (int64_t n = 0; n < features; ++n)
-                    variance += (x[n] - mean) * (x[n] - mean);
-                  variance /= features;
-                  double rstd = 1.0 / std::sqrt(variance + epsilon);
-                  for (int64_t n = 0; n < features; ++n)
-                    out[row * features + n] = static_cast<float>(
-                        (x[n] - mean) * rstd * gamma[n] + beta[n]);
-                }
-              });
+  parallelFor(rows, rowGrain(features), [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const float *x = in + row * features;
+      double mean = 0;
+      for (int64_t n = 0; n < features; ++n)
+        mean += x[n];
+      mean /= features;
+      double variance = 0;
+      for (int64_t n = 0; n < features; ++n)
+        variance += (x[n] - mean) * (x[n] - mean);
+      variance /= features;
+      double rstd = 1.0 / std::sqrt(variance + epsilon);
+      for (int64_t n = 0; n < features; ++n)
+        out[row * features + n] =
+            static_cast<float>((x[n] - mean) * rstd * gamma[n] + beta[n]);
+    }
+  });
 }
 
 void cpu::rmsNorm(const TensorRef *t, double epsilon) {

@@ -1,5 +1,4 @@
-//===- Parallel.h - the cpu kernels' threads ---------------------*- C++
-//-*-===//
+//===- Parallel.h - the cpu kernels' threads --------------------*- C++ -*-===//
 //
 // The cpu backend runs each kernel on one team of OpenMP threads: oneDNN's
 // GEMMs and primitives (Debian's oneDNN is built on OpenMP) and the loops
@@ -23,6 +22,12 @@ namespace parcrt::cpu {
 /// The fewest elements of a cheap elementwise loop worth a thread of their
 /// own: below it, starting the team costs more than it saves.
 constexpr int64_t elementGrain = 1 << 14;
+
+/// The fewest rows of `length` elements worth a thread: about elementGrain
+/// elements, at least one row (also when rows are empty).
+constexpr int64_t rowGrain(int64_t length) {
+  return length > 0 ? std::max<int64_t>(1, elementGrain / length) : 1;
+}
 
 /// Sets the threads of the kernels (at least 1).
 void setThreads(int threads);

@@ -40,12 +40,11 @@ static void visitReduced(const TensorRef &in, const std::vector<bool> &reduced,
     };
     if (outer == 1) {
       cpu::parallelFor(
-          inner, std::max<int64_t>(1, cpu::elementGrain / block),
+          inner, cpu::rowGrain(block),
           [&](int64_t begin, int64_t end) { visitBand(0, begin, end); });
       return;
     }
-    cpu::parallelFor(outer,
-                     std::max<int64_t>(1, cpu::elementGrain / (block * inner)),
+    cpu::parallelFor(outer, cpu::rowGrain(block * inner),
                      [&](int64_t begin, int64_t end) {
                        for (int64_t o = begin; o < end; ++o)
                          visitBand(o, 0, inner);

@@ -1,5 +1,4 @@
-//===- Rows.h - row-wise pieces of softmax-like kernels ----------*- C++
-//-*-===//
+//===- Rows.h - row-wise pieces of softmax-like kernels ---------*- C++ -*-===//
 //
 // Cross-entropy, its gradient and log-sum-exp exponentiate every logit
 // against its row's maximum (or a given normalizer): the subtraction and the

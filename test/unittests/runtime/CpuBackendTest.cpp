@@ -335,6 +335,21 @@ TEST_F(CpuBackendTest, Reductions) {
   expectNear(max.values(), {3, 6});
 }
 
+TEST_F(CpuBackendTest, ReductionsOverEmptyDimensionsGiveZeros) {
+  // [2, 0] over its empty dim, [0, 3] over its empty first dim, and the
+  // empty [2, 0, 2] over dims 0 and 2.
+  HostTensor rows({2, 0}), rowSums({2}, {7, 7}), columns({0, 3}),
+      columnSums({3}, {7, 7, 7}), empty({2, 0, 2}), none({0});
+  int64_t last[] = {1}, first[] = {0}, apart[] = {0, 2};
+  backend->reduce(Backend::Reduce::Sum, refs({&rows, &rowSums}).data(), last,
+                  1);
+  backend->reduce(Backend::Reduce::Sum, refs({&columns, &columnSums}).data(),
+                  first, 1);
+  backend->reduce(Backend::Reduce::Sum, refs({&empty, &none}).data(), apart, 2);
+  expectNear(rowSums.values(), {0, 0});
+  expectNear(columnSums.values(), {0, 0, 0});
+}
+
 TEST_F(CpuBackendTest, ReductionsOverDimensionsThatAreNotAdjacent) {
   // [2, 3, 2] over dims 0 and 2 (a bias gradient's layout): totals per
   // dim 1, reduced dims on both sides of it.
