@@ -150,6 +150,20 @@ static LogicalResult appendAttributes(AttentionOp op, ArrayRef<StringRef>,
   return success();
 }
 
+/// strides (2), padding (4), dilations (2), groups: parcrt/Ops.def's order.
+template <typename ConvolutionOpT,
+          typename = std::enable_if_t<
+              llvm::is_one_of<ConvolutionOpT, Conv2dOp, Conv2dInputGradOp,
+                              Conv2dWeightGradOp>::value>>
+static LogicalResult appendAttributes(ConvolutionOpT op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  llvm::append_range(ints, op.getStrides());
+  llvm::append_range(ints, op.getPadding());
+  llvm::append_range(ints, op.getDilations());
+  ints.push_back(static_cast<int64_t>(op.getGroups()));
+  return success();
+}
+
 static LogicalResult appendAttributes(SliceGradOp op, ArrayRef<StringRef>,
                                       Ints &ints, Floats &) {
   llvm::append_range(ints, op.getOffsets());
@@ -397,7 +411,8 @@ void mlir::parc::registerRuntimeCallModels(DialectRegistry &registry) {
            AttentionOp, CrossEntropyOp, BroadcastToOp, SliceGradOp,
            ActivationGradOp, SoftmaxGradOp, LayerNormGradOp, RmsNormGradOp,
            EmbeddingGradOp, AttentionGradOp, CrossEntropyGradOp, AdamWUpdateOp,
-           SgdUpdateOp, ClipCoefficientOp>(context);
+           SgdUpdateOp, ClipCoefficientOp, Conv2dOp, Conv2dInputGradOp,
+           Conv2dWeightGradOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, dist::DistDialect *) {
     attach<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,

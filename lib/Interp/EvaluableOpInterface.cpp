@@ -21,6 +21,7 @@ void mlir::parc::interp::registerEvaluableOpInterfaceModels(
     attachReductionKernels(context);
     attachLossKernels(context);
     attachGradientKernels(context);
+    attachConvolutionKernels(context);
     attachOptimizerKernels(context);
   });
 }

@@ -59,6 +59,7 @@ void attachLayoutKernels(MLIRContext *context);
 void attachReductionKernels(MLIRContext *context);
 void attachLossKernels(MLIRContext *context);
 void attachGradientKernels(MLIRContext *context);
+void attachConvolutionKernels(MLIRContext *context);
 void attachOptimizerKernels(MLIRContext *context);
 
 } // namespace mlir::parc::interp

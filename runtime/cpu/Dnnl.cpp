@@ -4,6 +4,8 @@
 
 #include "core/Fatal.h"
 
+#include <array>
+#include <iterator>
 #include <map>
 #include <string>
 #include <tuple>
@@ -68,6 +70,87 @@ EltwisePrimitives &eltwisePrimitives(const EltwiseKey &key, bool backward) {
   return primitives;
 }
 
+/// A convolution's pass, shapes and geometry, as a primitive cache's key.
+using ConvolutionKey = std::array<int64_t, 22>;
+
+ConvolutionKey keyOf(cpu::dnnl::ConvolutionPass pass,
+                     const cpu::dnnl::Convolution &shape) {
+  ConvolutionKey key;
+  auto at =
+      std::copy(std::begin(shape.input), std::end(shape.input), key.begin());
+  at = std::copy(std::begin(shape.weight), std::end(shape.weight), at);
+  at = std::copy(std::begin(shape.output), std::end(shape.output), at);
+  at = std::copy(std::begin(shape.strides), std::end(shape.strides), at);
+  at = std::copy(std::begin(shape.padding), std::end(shape.padding), at);
+  at = std::copy(std::begin(shape.dilations), std::end(shape.dilations), at);
+  *at++ = shape.groups;
+  *at = static_cast<int64_t>(pass);
+  return key;
+}
+
+struct ConvolutionPrimitive {
+  ::dnnl::primitive primitive;
+  memory::desc input, weight, output;
+};
+
+/// The primitive of one convolution pass over plain NCHW tensors, made on
+/// first use: oneDNN picks its implementation for these formats (im2col
+/// and its GEMM, or a JIT kernel).
+ConvolutionPrimitive &
+convolutionPrimitive(cpu::dnnl::ConvolutionPass pass,
+                     const cpu::dnnl::Convolution &shape) {
+  static thread_local std::map<ConvolutionKey, ConvolutionPrimitive> cache;
+  ConvolutionKey key = keyOf(pass, shape);
+  auto found = cache.find(key);
+  if (found != cache.end())
+    return found->second;
+  using tag = memory::format_tag;
+  auto plain = [](const int64_t *dims, int64_t count, tag format) {
+    return memory::desc(memory::dims(dims, dims + count),
+                        memory::data_type::f32, format);
+  };
+  memory::desc input = plain(shape.input, 4, tag::nchw);
+  memory::desc output = plain(shape.output, 4, tag::nchw);
+  // A grouped weight is [groups, filters / groups, channels / groups, kh, kw].
+  int64_t groups = shape.groups;
+  memory::dims grouped = {groups, shape.weight[0] / groups, shape.weight[1],
+                          shape.weight[2], shape.weight[3]};
+  memory::desc weight =
+      groups == 1 ? plain(shape.weight, 4, tag::oihw)
+                  : memory::desc(grouped, memory::data_type::f32, tag::goihw);
+  // oneDNN counts dilation from 0 (no gaps between the kernel's taps).
+  memory::dims strides = {shape.strides[0], shape.strides[1]};
+  memory::dims dilations = {shape.dilations[0] - 1, shape.dilations[1] - 1};
+  memory::dims before = {shape.padding[0], shape.padding[1]};
+  memory::dims after = {shape.padding[2], shape.padding[3]};
+  algorithm direct = algorithm::convolution_direct;
+  ::dnnl::convolution_forward::primitive_desc forward(
+      {::dnnl::prop_kind::forward_training, direct, input, weight, output,
+       strides, dilations, before, after},
+      cpuEngine());
+  ::dnnl::primitive primitive;
+  switch (pass) {
+  case cpu::dnnl::ConvolutionPass::Forward:
+    primitive = ::dnnl::convolution_forward(forward);
+    break;
+  case cpu::dnnl::ConvolutionPass::InputGrad:
+    primitive = ::dnnl::convolution_backward_data(
+        ::dnnl::convolution_backward_data::primitive_desc(
+            {direct, input, weight, output, strides, dilations, before, after},
+            cpuEngine(), forward));
+    break;
+  case cpu::dnnl::ConvolutionPass::WeightGrad:
+    primitive = ::dnnl::convolution_backward_weights(
+        ::dnnl::convolution_backward_weights::primitive_desc(
+            {direct, input, weight, output, strides, dilations, before, after},
+            cpuEngine(), forward));
+    break;
+  }
+  return cache
+      .emplace(key, ConvolutionPrimitive{primitive, input, weight, output})
+      .first->second;
+}
+
 /// Runs `body`, ending the job with oneDNN's message if it throws.
 template <typename Body> void checked(const char *what, Body &&body) {
   try {
@@ -129,5 +212,33 @@ void cpu::dnnl::eltwiseGrad(Eltwise f, const float *src, const float *diffDst,
                           {{DNNL_ARG_SRC, wrap(count, src)},
                            {DNNL_ARG_DIFF_DST, wrap(count, diffDst)},
                            {DNNL_ARG_DIFF_SRC, wrap(count, diffSrc)}});
+  });
+}
+
+void cpu::dnnl::convolution(ConvolutionPass pass, const Convolution &shape,
+                            float *input, float *weight, float *output) {
+  checked("convolution", [&] {
+    ConvolutionPrimitive &made = convolutionPrimitive(pass, shape);
+    memory in(made.input, cpuEngine(), input),
+        w(made.weight, cpuEngine(), weight),
+        out(made.output, cpuEngine(), output);
+    ::dnnl::primitive &primitive = made.primitive;
+    switch (pass) {
+    case ConvolutionPass::Forward:
+      primitive.execute(
+          cpuStream(),
+          {{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, out}});
+      break;
+    case ConvolutionPass::InputGrad:
+      primitive.execute(cpuStream(), {{DNNL_ARG_DIFF_DST, out},
+                                      {DNNL_ARG_WEIGHTS, w},
+                                      {DNNL_ARG_DIFF_SRC, in}});
+      break;
+    case ConvolutionPass::WeightGrad:
+      primitive.execute(cpuStream(), {{DNNL_ARG_SRC, in},
+                                      {DNNL_ARG_DIFF_DST, out},
+                                      {DNNL_ARG_DIFF_WEIGHTS, w}});
+      break;
+    }
   });
 }

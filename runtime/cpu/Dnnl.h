@@ -2,8 +2,9 @@
 //
 // oneDNN JIT-compiles its kernels for the cpu it runs on (AVX-512, AVX2,
 // SSE4.1): the GEMMs (threaded on the OpenMP team, or on the calling thread
-// alone inside a parallel region) and the vectorized transcendental
-// activations. Primitives are made once per shape and kept.
+// alone inside a parallel region), the vectorized transcendental
+// activations and the convolutions. Primitives are made once per shape and
+// kept.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,22 @@ void eltwise(Eltwise f, const float *src, float *dst, int64_t count);
 /// diffSrc[i] = f'(src[i]) diffDst[i]; diffSrc may alias either operand.
 void eltwiseGrad(Eltwise f, const float *src, const float *diffDst,
                  float *diffSrc, int64_t count);
+
+/// The shapes and geometry of a 2-D convolution over NCHW tensors, as
+/// conv2d's ABI passes them (parcrt/Ops.def).
+struct Convolution {
+  int64_t input[4], weight[4], output[4];
+  int64_t strides[2], padding[4], dilations[2], groups;
+};
+
+/// Which of a convolution's three products to compute: the output from the
+/// input and the weight, or one of their gradients from the output's.
+enum class ConvolutionPass { Forward, InputGrad, WeightGrad };
+
+/// Overwrites the output (Forward), the input (InputGrad) or the weight
+/// (WeightGrad) with the pass's product of the other two tensors.
+void convolution(ConvolutionPass pass, const Convolution &shape, float *input,
+                 float *weight, float *output);
 
 } // namespace parcrt::cpu::dnnl
 

@@ -240,6 +240,19 @@ Gradients MatmulOp::buildGradients(OpBuilder &b, ValueRange gradients) {
                             sumToShape(b, getLoc(), rhsGrad, tensorType(rhs))};
 }
 
+// The input's gradient is the transposed convolution of g, the weight's the
+// correlation of the input with g; each keeps the geometry.
+Gradients Conv2dOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  Value g = gradients[0];
+  Value input = Conv2dInputGradOp::create(
+      b, getLoc(), getInput().getType(), getWeight(), g, getStridesAttr(),
+      getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
+  Value weight = Conv2dWeightGradOp::create(
+      b, getLoc(), getWeight().getType(), getInput(), g, getStridesAttr(),
+      getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
+  return SmallVector<Value>{input, weight};
+}
+
 Gradients SoftmaxOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   return SmallVector<Value>{SoftmaxGradOp::create(
       b, getLoc(), getResult(), gradients[0], getAxis())};

@@ -65,6 +65,42 @@ def Parc_MatmulOp : Parc_ShapedOp<"matmul"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+// The geometry of a 2-D convolution, shared by the op and its gradients:
+// `strides` and `dilations` are [height, width]; `padding` is ONNX's
+// [top, left, bottom, right] of zeros around the input; the input's
+// channels and the filters split into `groups` equal groups.
+defvar Parc_ConvolutionGeometry = (ins DenseI64ArrayAttr:$strides,
+    DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations, I64Attr:$groups);
+
+def Parc_Conv2dOp : Parc_ShapedOp<"conv2d"> {
+  let summary = "2-D convolution (cross-correlation), NCHW";
+  let description = [{
+    `input` is [batch, channels, height, width] and `weight` [filters,
+    channels / groups, kernel_height, kernel_width] (PyTorch's and ONNX's
+    layouts); the result is [batch, filters, out_height, out_width] with
+    out = (size + pad_begin + pad_end - dilation (kernel - 1) - 1) / stride
+    + 1, rounded down. Filter f of group g = f / (filters / groups) sees
+    that group's input channels only. A bias is a separate `parc.add`.
+
+    ```mlir
+    %y = parc.conv2d %x, %w strides [1, 1] padding [1, 1, 1, 1]
+        dilations [1, 1] groups 1
+        : tensor<2x3x8x8xf32>, tensor<16x3x3x3xf32>
+    ```
+  }];
+  let arguments = !con((ins Parc_FloatTensor:$input, Parc_FloatTensor:$weight),
+                       Parc_ConvolutionGeometry);
+  let results = (outs Parc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `strides` $strides `padding` $padding `dilations`
+    $dilations `groups` $groups attr-dict `:` type($input) `,` type($weight)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
 
@@ -549,6 +585,51 @@ def Parc_CrossEntropyGradOp : Parc_ShapedOp<"cross_entropy_grad",
     $logits `,` $labels `,` $gradient (`normalizer` $normalizer^)?
     (`shard` $shard^)? `count` `=` $count attr-dict `:` type($logits) `,`
     type($labels) `,` type($gradient) (`,` type($normalizer)^)?
+  }];
+}
+
+// The gradients of conv2d: their result's shape (the input's or the
+// weight's) is given, as the convolution's shapes do not determine it.
+class Parc_ConvolutionGradOp<string mnemonic, string what>
+    : Parc_Op<mnemonic, [
+    DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
+    DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
+                              ["getShardingRule"]>]> {
+  let summary = "gradient of conv2d with respect to its " # what;
+  let results = (outs Parc_FloatTensor:$result);
+  let hasVerifier = 1;
+}
+
+def Parc_Conv2dInputGradOp
+    : Parc_ConvolutionGradOp<"conv2d_input_grad", "input"> {
+  let description = [{
+    The transposed convolution of `gradient` ([batch, filters, out_height,
+    out_width]) with the convolution's weight: the result has the input's
+    shape.
+  }];
+  let arguments = !con((ins Parc_FloatTensor:$weight,
+                            Parc_FloatTensor:$gradient),
+                       Parc_ConvolutionGeometry);
+  let assemblyFormat = [{
+    $weight `,` $gradient `strides` $strides `padding` $padding `dilations`
+    $dilations `groups` $groups attr-dict `:` type($weight) `,`
+    type($gradient) `->` type($result)
+  }];
+}
+
+def Parc_Conv2dWeightGradOp
+    : Parc_ConvolutionGradOp<"conv2d_weight_grad", "weight"> {
+  let description = [{
+    The correlation of the convolution's input with `gradient`, summed over
+    the batch: the result has the weight's shape.
+  }];
+  let arguments = !con((ins Parc_FloatTensor:$input,
+                            Parc_FloatTensor:$gradient),
+                       Parc_ConvolutionGeometry);
+  let assemblyFormat = [{
+    $input `,` $gradient `strides` $strides `padding` $padding `dilations`
+    $dilations `groups` $groups attr-dict `:` type($input) `,`
+    type($gradient) `->` type($result)
   }];
 }
 

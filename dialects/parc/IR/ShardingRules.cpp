@@ -88,6 +88,62 @@ ShardingRule MatmulOp::getShardingRule() {
   return full;
 }
 
+/// The rule of a convolution pass that computes tensor `result` of (input,
+/// weight, output) from the other two, its operands in that order. Batch
+/// and filters are parallel, input channels summed, except that the
+/// dimension the result lacks is the one summed (the filters for the
+/// input's gradient, the batch for the weight's). The spatial dimensions
+/// stay whole (a split would need halos); so do a grouped convolution's
+/// channels and filters, whose split must follow the groups.
+static ShardingRule convolutionRule(ArrayRef<int64_t> input,
+                                    ArrayRef<int64_t> weight,
+                                    ArrayRef<int64_t> output, int64_t groups,
+                                    unsigned result) {
+  auto kind = [&](unsigned absentFrom, FactorKind present) {
+    return result == absentFrom ? FactorKind::Reduction : present;
+  };
+  FactorKind channels =
+      groups == 1 ? kind(2, FactorKind::Parallel) : FactorKind::Replicated;
+  FactorKind filters =
+      groups == 1 ? kind(0, FactorKind::Parallel) : FactorKind::Replicated;
+  ShardingRule rule;
+  int64_t n = rule.addFactor(input[0], kind(1, FactorKind::Parallel));
+  int64_t o = rule.addFactor(weight[0], filters);
+  int64_t c = rule.addFactor(input[1], channels);
+  int64_t groupChannels =
+      groups == 1 ? c : rule.addFactor(weight[1], FactorKind::Replicated);
+  auto whole = [&](ArrayRef<int64_t> shape) {
+    return addFactorPerDim(rule, shape.drop_front(2), FactorKind::Replicated);
+  };
+  TensorFactors tensors[3] = {{{n}, {c}}, {{o}, {groupChannels}}, {{n}, {o}}};
+  llvm::append_range(tensors[0], whole(input));
+  llvm::append_range(tensors[1], whole(weight));
+  llvm::append_range(tensors[2], whole(output));
+  for (unsigned tensor = 0; tensor < 3; ++tensor)
+    if (tensor != result)
+      rule.addOperand(tensors[tensor]);
+  rule.addResult(tensors[result]);
+  return rule;
+}
+
+ShardingRule Conv2dOp::getShardingRule() {
+  return convolutionRule(getInput().getType().getShape(),
+                         getWeight().getType().getShape(), getType().getShape(),
+                         getGroups(), /*result=*/2);
+}
+
+ShardingRule Conv2dInputGradOp::getShardingRule() {
+  return convolutionRule(getType().getShape(), getWeight().getType().getShape(),
+                         getGradient().getType().getShape(), getGroups(),
+                         /*result=*/0);
+}
+
+ShardingRule Conv2dWeightGradOp::getShardingRule() {
+  return convolutionRule(getInput().getType().getShape(), getType().getShape(),
+                         getGradient().getType().getShape(), getGroups(),
+                         /*result=*/1);
+}
+
 ShardingRule SoftmaxOp::getShardingRule() {
   ShardingRuleBuilder builder(getType().getShape());
   builder.addBroadcastTensor(getType().getShape(), /*isResult=*/false)

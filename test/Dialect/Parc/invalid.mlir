@@ -508,3 +508,67 @@ func.func @compare_unknown_predicate(%a: tensor<2xf32>) {
   %0 = parc.compare approx %a, %a : tensor<2xf32>, tensor<2xf32> -> tensor<2xi32>
   return
 }
+
+// -----
+
+func.func @conv2d_kernel_exceeds_input(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) {
+  // expected-error @+1 {{'parc.conv2d' op the dilated kernel's height (5) exceeds the padded input's (4)}}
+  %0 = parc.conv2d %x, %w strides [1, 1] padding [0, 0, 0, 0] dilations [2, 1] groups 1 : tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_groups(%x: tensor<1x6x4x4xf32>, %w: tensor<4x3x1x1xf32>) {
+  // expected-error @+1 {{'parc.conv2d' op 4 groups must divide the 6 input channels and the 4 filters}}
+  %0 = parc.conv2d %x, %w strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 4 : tensor<1x6x4x4xf32>, tensor<4x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_group_channels(%x: tensor<1x6x4x4xf32>, %w: tensor<4x6x1x1xf32>) {
+  // expected-error @+1 {{'parc.conv2d' op 'weight' dimension 1 has size 6, but the 6 input channels in 2 groups give 3 per group}}
+  %0 = parc.conv2d %x, %w strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 2 : tensor<1x6x4x4xf32>, tensor<4x6x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_stride(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x1x1xf32>) {
+  // expected-error @+1 {{'parc.conv2d' op strides and dilations must be positive, got 0}}
+  %0 = parc.conv2d %x, %w strides [0, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 1 : tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_padding_overflow(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x1x1xf32>) {
+  // expected-error @+1 {{'parc.conv2d' op the width geometry overflows int64}}
+  %0 = parc.conv2d %x, %w strides [1, 1] padding [0, 9223372036854775807, 0, 1] dilations [1, 1] groups 1 : tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_padding_count(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x1x1xf32>) {
+  // expected-error @+1 {{'parc.conv2d' op strides and dilations need 2 values and padding 4}}
+  %0 = parc.conv2d %x, %w strides [1, 1] padding [1, 1] dilations [1, 1] groups 1 : tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_input_grad_shape(%w: tensor<2x1x3x3xf32>, %g: tensor<1x2x3x3xf32>) {
+  // expected-error @+1 {{'parc.conv2d_input_grad' op 'gradient' has type 'tensor<1x2x3x3xf32>', but the convolution's result has shape [1, 2, 2, 2]}}
+  %0 = parc.conv2d_input_grad %w, %g strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 1 : tensor<2x1x3x3xf32>, tensor<1x2x3x3xf32> -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_weight_grad_rank(%x: tensor<1x1x4xf32>, %g: tensor<1x2x2x2xf32>) {
+  // expected-error @+1 {{'parc.conv2d_weight_grad' op 'input' and 'weight' must have rank 4, got 3 and 4}}
+  %0 = parc.conv2d_weight_grad %x, %g strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 1 : tensor<1x1x4xf32>, tensor<1x2x2x2xf32> -> tensor<2x1x3x3xf32>
+  return
+}

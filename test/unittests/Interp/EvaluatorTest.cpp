@@ -133,6 +133,42 @@ TEST_F(EvaluatorTest, MatmulContractingBatch) {
   expectNear(result, {29, 34});
 }
 
+TEST_F(EvaluatorTest, Conv2dPadsTopAndLeftOnly) {
+  // The weight takes x[i][j] - x[i+1][j+1] over the input padded by one row
+  // above and one column left: the first row and column see zeros.
+  auto result = values(R"mlir(
+    func.func @f(%x: tensor<1x1x3x3xf32>, %w: tensor<1x1x2x2xf32>) -> tensor<1x1x3x3xf32> {
+      %0 = parc.conv2d %x, %w strides [1, 1] padding [1, 1, 0, 0] dilations [1, 1] groups 1 : tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>
+      return %0 : tensor<1x1x3x3xf32>
+    })mlir",
+                       {Tensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                        Tensor({1, 1, 2, 2}, {1, 0, 0, -1})});
+  expectNear(result, {-1, -2, -3, -4, -4, -4, -7, -4, -4});
+}
+
+TEST_F(EvaluatorTest, Conv2dGroupsStridesAndDilations) {
+  // Two groups of one channel, stride 2: each filter scales the corners of
+  // its own channel.
+  auto grouped = values(R"mlir(
+    func.func @f(%x: tensor<1x2x3x3xf32>, %w: tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32> {
+      %0 = parc.conv2d %x, %w strides [2, 2] padding [0, 0, 0, 0] dilations [1, 1] groups 2 : tensor<1x2x3x3xf32>, tensor<2x1x1x1xf32>
+      return %0 : tensor<1x2x2x2xf32>
+    })mlir",
+                        {Tensor({1, 2, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                               11, 12, 13, 14, 15, 16, 17, 18}),
+                         Tensor({2, 1, 1, 1}, {2, 3})});
+  expectNear(grouped, {2, 6, 14, 18, 30, 36, 48, 54});
+  // Two taps two columns apart: each row's first plus last element.
+  auto dilated = values(R"mlir(
+    func.func @f(%x: tensor<1x1x3x3xf32>, %w: tensor<1x1x1x2xf32>) -> tensor<1x1x3x1xf32> {
+      %0 = parc.conv2d %x, %w strides [1, 1] padding [0, 0, 0, 0] dilations [1, 2] groups 1 : tensor<1x1x3x3xf32>, tensor<1x1x1x2xf32>
+      return %0 : tensor<1x1x3x1xf32>
+    })mlir",
+                        {Tensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                         Tensor({1, 1, 1, 2}, {1, 1})});
+  expectNear(dilated, {4, 10, 16});
+}
+
 TEST_F(EvaluatorTest, Activations) {
   auto run1 = [&](StringRef op) {
     std::string source = R"mlir(

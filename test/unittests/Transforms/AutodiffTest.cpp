@@ -229,6 +229,21 @@ TEST_F(AutodiffTest, Normalization) {
         "tensor<3x4xf32>");
 }
 
+TEST_F(AutodiffTest, Convolution) {
+  // Strided, padded unevenly, dilated and grouped: every index of the
+  // geometry moves a tap.
+  check({param("tensor<2x4x7x6xf32>", {2, 4, 7, 6}),
+         param("tensor<6x2x3x2xf32>", {6, 2, 3, 2})},
+        "  %y = parc.conv2d %a0, %a1 strides [2, 1] padding [1, 0, 2, 1] "
+        "dilations [2, 2] groups 2 : tensor<2x4x7x6xf32>, tensor<6x2x3x2xf32>",
+        "tensor<2x6x3x5xf32>");
+  check({param("tensor<1x3x5x5xf32>", {1, 3, 5, 5}),
+         param("tensor<2x3x3x3xf32>", {2, 3, 3, 3})},
+        "  %y = parc.conv2d %a0, %a1 strides [2, 2] padding [1, 1, 1, 1] "
+        "dilations [1, 1] groups 1 : tensor<1x3x5x5xf32>, tensor<2x3x3x3xf32>",
+        "tensor<1x2x3x3xf32>");
+}
+
 TEST_F(AutodiffTest, EmbeddingAndLoss) {
   check({param("tensor<7x3xf32>", {7, 3}), ids("tensor<2x4xi64>", {2, 4}, 7)},
         "  %y = parc.embedding %a0, %a1 : tensor<7x3xf32>, tensor<2x4xi64> -> tensor<2x4x3xf32>",

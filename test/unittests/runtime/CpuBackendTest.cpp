@@ -778,6 +778,86 @@ TEST_F(CpuBackendTest, AttentionOverSeveralQueryBlocks) {
   }
 }
 
+TEST_F(CpuBackendTest, Conv2dPadsTopAndLeftOnly) {
+  HostTensor x({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+      w({1, 1, 2, 2}, {1, 0, 0, -1}), y({1, 1, 3, 3});
+  const int64_t geometry[] = {1, 1, 1, 1, 0, 0, 1, 1, 1};
+  backend->conv2d(refs({&x, &w, &y}).data(), geometry);
+  expectNear(y.values(), {-1, -2, -3, -4, -4, -4, -7, -4, -4});
+}
+
+/// conv2d by its definition, in double, over NCHW tensors.
+std::vector<double> convolutionReference(const std::vector<double> &x,
+                                         const std::vector<int64_t> &xs,
+                                         const std::vector<double> &w,
+                                         const std::vector<int64_t> &ws,
+                                         const std::vector<int64_t> &ys,
+                                         const int64_t *geometry) {
+  std::vector<double> y(ys[0] * ys[1] * ys[2] * ys[3], 0.0);
+  int64_t perGroup = ws[0] / geometry[8];
+  for (int64_t n = 0; n < ys[0]; ++n)
+    for (int64_t o = 0; o < ys[1]; ++o)
+      for (int64_t r = 0; r < ys[2]; ++r)
+        for (int64_t c = 0; c < ys[3]; ++c)
+          for (int64_t i = 0; i < ws[1]; ++i)
+            for (int64_t kr = 0; kr < ws[2]; ++kr)
+              for (int64_t kc = 0; kc < ws[3]; ++kc) {
+                int64_t row = r * geometry[0] - geometry[2] + kr * geometry[6];
+                int64_t col = c * geometry[1] - geometry[3] + kc * geometry[7];
+                if (row < 0 || row >= xs[2] || col < 0 || col >= xs[3])
+                  continue;
+                int64_t channel = o / perGroup * ws[1] + i;
+                y[((n * ys[1] + o) * ys[2] + r) * ys[3] + c] +=
+                    x[((n * xs[1] + channel) * xs[2] + row) * xs[3] + col] *
+                    w[((o * ws[1] + i) * ws[2] + kr) * ws[3] + kc];
+              }
+  return y;
+}
+
+double dot(const std::vector<double> &a, const std::vector<double> &b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    sum += a[i] * b[i];
+  return sum;
+}
+
+TEST_F(CpuBackendTest, Conv2dAndItsGradientsAgreeWithTheDefinition) {
+  // Strided, unevenly padded, dilated and grouped. The gradients are the
+  // adjoints of the forward product: <conv(x, w), g> = <x, dx(w, g)> =
+  // <w, dw(x, g)>.
+  const int64_t geometry[] = {2, 1, 1, 0, 2, 1, 2, 2, 2};
+  std::vector<int64_t> xs = {2, 4, 7, 6}, ws = {6, 2, 3, 2}, ys = {2, 6, 3, 5};
+  std::vector<double> xv = wavy(2 * 4 * 7 * 6, 0.1),
+                      wv = wavy(6 * 2 * 3 * 2, 1), gv = wavy(2 * 6 * 3 * 5, 2);
+  // The results start as garbage: every kernel overwrites its result.
+  auto garbage = [](int64_t count) { return std::vector<double>(count, 7.0); };
+  HostTensor x(xs, xv), w(ws, wv), g(ys, gv), y(ys, garbage(gv.size())),
+      dx(xs, garbage(xv.size())), dw(ws, garbage(wv.size()));
+  backend->conv2d(refs({&x, &w, &y}).data(), geometry);
+  std::vector<double> expected =
+      convolutionReference(xv, xs, wv, ws, ys, geometry);
+  expectNear(y.values(), expected, 1e-5);
+  backend->conv2dInputGrad(refs({&w, &g, &dx}).data(), geometry);
+  backend->conv2dWeightGrad(refs({&x, &g, &dw}).data(), geometry);
+  double product = dot(expected, gv);
+  EXPECT_NEAR(dot(xv, dx.values()), product, 1e-4 * std::abs(product));
+  EXPECT_NEAR(dot(wv, dw.values()), product, 1e-4 * std::abs(product));
+  // Each gradient element is its own adjoint product: a unit input picks it.
+  std::vector<double> unit(xv.size(), 0.0);
+  unit[5 * 6 + 3] = 1; // batch 0, channel 0, row 5, column 3
+  HostTensor probe(xs, unit), probed(ys);
+  backend->conv2d(refs({&probe, &w, &probed}).data(), geometry);
+  EXPECT_NEAR(dx.values()[5 * 6 + 3], dot(probed.values(), gv), 1e-5);
+}
+
+TEST_F(CpuBackendTest, Conv2dRejectsShapesThatDisagreeWithTheGeometry) {
+  HostTensor x({1, 1, 3, 3}), w({1, 1, 2, 2}), y({1, 1, 3, 3});
+  const int64_t geometry[] = {1, 1, 0, 0, 0, 0, 1, 1, 1};
+  EXPECT_EXIT(backend->conv2d(refs({&x, &w, &y}).data(), geometry),
+              ::testing::ExitedWithCode(1),
+              "conv2d: the spatial sizes do not follow from the geometry");
+}
+
 TEST_F(CpuBackendTest, KernelsGiveTheSameResultsOnTwoThreads) {
   // Sizes above cpu::elementGrain, so that two threads split the work. The
   // thread count is the process's: each run makes its backend first.
