@@ -152,15 +152,34 @@ static LogicalResult appendAttributes(AttentionOp op, ArrayRef<StringRef>,
 
 /// strides (2), padding (4), dilations (2), groups: parcrt/Ops.def's order.
 template <typename ConvolutionOpT,
-          typename = std::enable_if_t<
+          std::enable_if_t<
               llvm::is_one_of<ConvolutionOpT, Conv2dOp, Conv2dInputGradOp,
-                              Conv2dWeightGradOp>::value>>
+                              Conv2dWeightGradOp>::value,
+              int> = 0>
 static LogicalResult appendAttributes(ConvolutionOpT op, ArrayRef<StringRef>,
                                       Ints &ints, Floats &) {
   llvm::append_range(ints, op.getStrides());
   llvm::append_range(ints, op.getPadding());
   llvm::append_range(ints, op.getDilations());
   ints.push_back(static_cast<int64_t>(op.getGroups()));
+  return success();
+}
+
+/// kernel, strides, padding, dilations (and an average's count_include_pad):
+/// parcrt/Ops.def's order.
+template <
+    typename PoolingOpT,
+    std::enable_if_t<llvm::is_one_of<PoolingOpT, MaxPool2dOp, MaxPool2dGradOp,
+                                     AvgPool2dOp, AvgPool2dGradOp>::value,
+                     int> = 0>
+static LogicalResult appendAttributes(PoolingOpT op, ArrayRef<StringRef>,
+                                      Ints &ints, Floats &) {
+  for (ArrayRef<int64_t> values :
+       {op.getKernel(), op.getStrides(), op.getPadding(), op.getDilations()})
+    llvm::append_range(ints, values);
+  if constexpr (llvm::is_one_of<PoolingOpT, AvgPool2dOp,
+                                AvgPool2dGradOp>::value)
+    ints.push_back(op.getCountIncludePad());
   return success();
 }
 
@@ -412,7 +431,8 @@ void mlir::parc::registerRuntimeCallModels(DialectRegistry &registry) {
            ActivationGradOp, SoftmaxGradOp, LayerNormGradOp, RmsNormGradOp,
            EmbeddingGradOp, AttentionGradOp, CrossEntropyGradOp, AdamWUpdateOp,
            SgdUpdateOp, ClipCoefficientOp, Conv2dOp, Conv2dInputGradOp,
-           Conv2dWeightGradOp>(context);
+           Conv2dWeightGradOp, MaxPool2dOp, MaxPool2dGradOp, AvgPool2dOp,
+           AvgPool2dGradOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, dist::DistDialect *) {
     attach<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,

@@ -900,8 +900,8 @@ void CudaBackend::clipCoefficient(const TensorRef *t, double maxNorm) {
   check(launchClipCoefficient(t, maxNorm, stream), "clip_coefficient kernel");
 }
 
-// No convolutions yet (issue 14 asks for cuDNN's): the defaults end the run
-// naming the op.
+// No convolutions or poolings yet (issue 14 asks for cuDNN's): the
+// defaults end the run naming the op.
 void CudaBackend::conv2d(const TensorRef *t, const int64_t *geometry) {
   Backend::conv2d(t, geometry);
 }
@@ -913,6 +913,24 @@ void CudaBackend::conv2dInputGrad(const TensorRef *t, const int64_t *geometry) {
 void CudaBackend::conv2dWeightGrad(const TensorRef *t,
                                    const int64_t *geometry) {
   Backend::conv2dWeightGrad(t, geometry);
+}
+
+void CudaBackend::maxPool2d(const TensorRef *t, const int64_t *window) {
+  Backend::maxPool2d(t, window);
+}
+
+void CudaBackend::maxPool2dGrad(const TensorRef *t, const int64_t *window) {
+  Backend::maxPool2dGrad(t, window);
+}
+
+void CudaBackend::avgPool2d(const TensorRef *t, const int64_t *window,
+                            bool countIncludePad) {
+  Backend::avgPool2d(t, window, countIncludePad);
+}
+
+void CudaBackend::avgPool2dGrad(const TensorRef *t, const int64_t *window,
+                                bool countIncludePad) {
+  Backend::avgPool2dGrad(t, window, countIncludePad);
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- ConvolutionGeometry.h - the geometry of conv2d -----------*- C++ -*-===//
 //
-// The geometry that conv2d and its gradients share, and the shape rule
-// their verifiers and the kernels' callers use.
+// The geometry that conv2d and its gradients share, the window of the
+// poolings, and the shape rules of both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +43,24 @@ getConvolutionResultShape(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
 /// The FLOPs of a convolution with `weight` producing `result` (its
 /// gradients do as many), saturating at int64's maximum.
 int64_t getConvolutionFlops(ArrayRef<int64_t> weight, ArrayRef<int64_t> result);
+/// The window of max_pool2d, avg_pool2d and their gradients.
+struct PoolingWindow {
+  /// [height, width] each.
+  ArrayRef<int64_t> kernel, strides, dilations;
+  /// [top, left, bottom, right].
+  ArrayRef<int64_t> padding;
+};
+
+template <typename PoolingOp> PoolingWindow getPoolingWindow(PoolingOp op) {
+  return {op.getKernel(), op.getStrides(), op.getDilations(), op.getPadding()};
+}
+
+/// A pooling's result shape over an [N, C, H, W] input (conv2d's rule, the
+/// window as a kernel per channel); failure with `error` set where the
+/// window does not fit or the padding exceeds half the window.
+FailureOr<SmallVector<int64_t>>
+getPoolingResultShape(ArrayRef<int64_t> input, const PoolingWindow &window,
+                      std::string &error);
 } // namespace mlir::parc
 
 #endif // PARC_IR_CONVOLUTIONGEOMETRY_H

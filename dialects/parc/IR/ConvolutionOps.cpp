@@ -1,8 +1,8 @@
-//===- ConvolutionOps.cpp - shapes and FLOP counts of the convolutions ----===//
+//===- ConvolutionOps.cpp - shapes of the convolutions and poolings -------===//
 //
-// conv2d infers its result; its gradients are given theirs and check it by
-// computing the convolution's result from it. Every size is checked before
-// it is combined, so no geometry overflows int64.
+// conv2d and the poolings infer their results; the gradients are given
+// theirs and check it by computing the forward op's result from it. Every
+// size is checked before it is combined, so no geometry overflows int64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,6 +137,20 @@ int64_t Conv2dOp::getFlopCount() {
                              getType().getShape());
 }
 
+/// Checks that `gradient` has the shape of the forward op's result.
+static LogicalResult checkGradientShape(Operation *op,
+                                        RankedTensorType gradient,
+                                        ArrayRef<int64_t> expected,
+                                        StringRef forward) {
+  if (expected == gradient.getShape())
+    return success();
+  return op->emitOpError("'gradient' has type ")
+         << gradient << ", but the " << forward << "'s result has shape "
+         << llvm::formatv("[{0:$[, ]}]",
+                          llvm::make_range(expected.begin(), expected.end()))
+                .str();
+}
+
 /// Checks that conv2d over `input` and `weight` gives `gradient`'s shape.
 template <typename OpT>
 static LogicalResult verifyGradient(OpT op, RankedTensorType input,
@@ -150,13 +164,7 @@ static LogicalResult verifyGradient(OpT op, RankedTensorType input,
       input.getShape(), weight.getShape(), getConvolutionGeometry(op), error);
   if (failed(shape))
     return op.emitOpError(error);
-  if (ArrayRef<int64_t>(*shape) != gradient.getShape())
-    return op.emitOpError("'gradient' has type ")
-           << gradient << ", but the convolution's result has shape "
-           << llvm::formatv("[{0:$[, ]}]",
-                            llvm::make_range(shape->begin(), shape->end()))
-                  .str();
-  return success();
+  return checkGradientShape(op, gradient, *shape, "convolution");
 }
 
 LogicalResult Conv2dInputGradOp::verify() {
@@ -175,4 +183,112 @@ LogicalResult Conv2dWeightGradOp::verify() {
 int64_t Conv2dWeightGradOp::getFlopCount() {
   return getConvolutionFlops(getType().getShape(),
                              getGradient().getType().getShape());
+}
+
+FailureOr<SmallVector<int64_t>> mlir::parc::getPoolingResultShape(
+    ArrayRef<int64_t> input, const PoolingWindow &window, std::string &error) {
+  if (input.size() != 4) {
+    error = llvm::formatv("'input' must have rank 4, got {0}", input.size());
+    return failure();
+  }
+  if (window.kernel.size() != 2 || window.padding.size() != 4) {
+    error = "kernel needs 2 values and padding 4";
+    return failure();
+  }
+  for (int64_t size : window.kernel)
+    if (size < 1) {
+      error = llvm::formatv("kernel sizes must be positive, got {0}", size);
+      return failure();
+    }
+  // Within half the window every window holds an input element.
+  for (auto [side, pad] : llvm::enumerate(window.padding))
+    if (pad > window.kernel[side % 2] / 2) {
+      error = llvm::formatv("padding {0} exceeds half the kernel's {1}", pad,
+                            window.kernel[side % 2]);
+      return failure();
+    }
+  // Each channel is a group of one with a window of one channel.
+  int64_t channels = input[1];
+  SmallVector<int64_t> weight = {channels, 1, window.kernel[0],
+                                 window.kernel[1]};
+  return getConvolutionResultShape(input, weight,
+                                   {window.strides, window.padding,
+                                    window.dilations,
+                                    std::max<int64_t>(channels, 1)},
+                                   error);
+}
+
+template <typename OpT>
+static LogicalResult inferPoolingResult(std::optional<Location> loc,
+                                        typename OpT::Adaptor adaptor,
+                                        SmallVectorImpl<Type> &results) {
+  auto input = dyn_cast<RankedTensorType>(adaptor.getInput().getType());
+  if (!input || !input.hasStaticShape())
+    return emitOptionalError(loc, "'", OpT::getOperationName(),
+                             "' op 'input' must be a static-shape tensor");
+  std::string error;
+  FailureOr<SmallVector<int64_t>> shape =
+      getPoolingResultShape(input.getShape(),
+                            {adaptor.getKernel(), adaptor.getStrides(),
+                             adaptor.getDilations(), adaptor.getPadding()},
+                            error);
+  if (failed(shape))
+    return emitOptionalError(loc, "'", OpT::getOperationName(), "' op ", error);
+  results.push_back(RankedTensorType::get(*shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferPoolingResult<MaxPool2dOp>(loc, adaptor, results);
+}
+
+LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferPoolingResult<AvgPool2dOp>(loc, adaptor, results);
+}
+
+/// A comparison or an addition per window element and output element.
+static int64_t getPoolingFlops(ArrayRef<int64_t> kernel, ShapedType result) {
+  std::optional<int64_t> flops = llvm::checkedMul(kernel[0], kernel[1]);
+  if (flops)
+    flops = llvm::checkedMul(*flops, result.getNumElements());
+  return flops ? *flops : std::numeric_limits<int64_t>::max();
+}
+
+int64_t MaxPool2dOp::getFlopCount() {
+  return getPoolingFlops(getKernel(), getType());
+}
+
+int64_t AvgPool2dOp::getFlopCount() {
+  return getPoolingFlops(getKernel(), getType());
+}
+
+/// Checks that pooling the result's shape gives `gradient`'s shape.
+template <typename OpT> static LogicalResult verifyPoolingGradient(OpT op) {
+  RankedTensorType input = op.getType(), gradient = op.getGradient().getType();
+  if (input.getElementType() != gradient.getElementType())
+    return op.emitOpError("'gradient' and result element types differ");
+  std::string error;
+  FailureOr<SmallVector<int64_t>> shape =
+      getPoolingResultShape(input.getShape(), getPoolingWindow(op), error);
+  if (failed(shape))
+    return op.emitOpError(error);
+  return checkGradientShape(op, gradient, *shape, "pooling");
+}
+
+LogicalResult MaxPool2dGradOp::verify() { return verifyPoolingGradient(*this); }
+
+LogicalResult AvgPool2dGradOp::verify() { return verifyPoolingGradient(*this); }
+
+int64_t MaxPool2dGradOp::getFlopCount() {
+  return getPoolingFlops(getKernel(), getGradient().getType());
+}
+
+int64_t AvgPool2dGradOp::getFlopCount() {
+  return getPoolingFlops(getKernel(), getGradient().getType());
 }

@@ -253,6 +253,18 @@ Gradients Conv2dOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   return SmallVector<Value>{input, weight};
 }
 
+Gradients MaxPool2dOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return SmallVector<Value>{MaxPool2dGradOp::create(
+      b, getLoc(), getInput().getType(), getInput(), gradients[0],
+      getKernelAttr(), getStridesAttr(), getPaddingAttr(), getDilationsAttr())};
+}
+
+Gradients AvgPool2dOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  return SmallVector<Value>{AvgPool2dGradOp::create(
+      b, getLoc(), getInput().getType(), gradients[0], getCountIncludePadAttr(),
+      getKernelAttr(), getStridesAttr(), getPaddingAttr(), getDilationsAttr())};
+}
+
 Gradients SoftmaxOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   return SmallVector<Value>{SoftmaxGradOp::create(
       b, getLoc(), getResult(), gradients[0], getAxis())};

@@ -100,6 +100,47 @@ def Parc_Conv2dOp : Parc_ShapedOp<"conv2d"> {
   }];
 }
 
+// The window of a 2-D pooling: `kernel`, `strides` and `dilations` are
+// [height, width], `padding` [top, left, bottom, right] as conv2d's.
+defvar Parc_PoolingWindow = (ins DenseI64ArrayAttr:$kernel,
+    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+    DenseI64ArrayAttr:$dilations);
+
+class Parc_PoolingOp<string mnemonic, string what, dag extra = (ins)>
+    : Parc_ShapedOp<mnemonic> {
+  let summary = what # " over 2-D windows, NCHW";
+  let arguments = !con((ins Parc_FloatTensor:$input), Parc_PoolingWindow,
+                       extra);
+  let results = (outs Parc_FloatTensor:$result);
+}
+
+def Parc_MaxPool2dOp : Parc_PoolingOp<"max_pool2d", "maximum"> {
+  let description = [{
+    Each channel's maximum over each window of `input` ([batch, channels,
+    height, width]); the result's spatial sizes follow conv2d's rule with
+    the kernel as the window. Padding may be at most half the window (as
+    PyTorch's), so every window holds an input element; padding never wins.
+  }];
+  let assemblyFormat = [{
+    $input `kernel` $kernel `strides` $strides `padding` $padding `dilations`
+    $dilations attr-dict `:` type($input)
+  }];
+}
+
+def Parc_AvgPool2dOp : Parc_PoolingOp<"avg_pool2d", "mean",
+                                      (ins UnitAttr:$count_include_pad)> {
+  let description = [{
+    Each channel's mean over each window, as max_pool2d's windows. With
+    `count_include_pad` the padding's zeros count in the mean (PyTorch's
+    default); without it only the input's elements do (ONNX's default).
+  }];
+  let assemblyFormat = [{
+    $input `kernel` $kernel `strides` $strides `padding` $padding `dilations`
+    $dilations (`count_include_pad` $count_include_pad^)? attr-dict `:`
+    type($input)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -630,6 +671,47 @@ def Parc_Conv2dWeightGradOp
     $input `,` $gradient `strides` $strides `padding` $padding `dilations`
     $dilations `groups` $groups attr-dict `:` type($input) `,`
     type($gradient) `->` type($result)
+  }];
+}
+
+// The gradients of the poolings: the result has the pooled input's shape.
+class Parc_PoolingGradOp<string mnemonic, string what, dag operands,
+                         list<Trait> traits = []>
+    : Parc_Op<mnemonic, !listconcat(traits, [
+    DeclareOpInterfaceMethods<Parc_FlopCountOpInterface, ["getFlopCount"]>,
+    DeclareOpInterfaceMethods<Parc_ShardingRuleOpInterface,
+                              ["getShardingRule"]>])> {
+  let summary = "gradient of " # what # " with respect to its input";
+  let arguments = !con(operands, Parc_PoolingWindow);
+  let results = (outs Parc_FloatTensor:$result);
+  let hasVerifier = 1;
+}
+
+def Parc_MaxPool2dGradOp : Parc_PoolingGradOp<"max_pool2d_grad", "max_pool2d",
+    (ins Parc_FloatTensor:$input, Parc_FloatTensor:$gradient),
+    [AllTypesMatch<["input", "result"]>]> {
+  let description = [{
+    Each window's gradient goes to the input element that max_pool2d chose
+    there: the first maximum in the window's row-major order (PyTorch's
+    choice), recomputed from `input`.
+  }];
+  let assemblyFormat = [{
+    $input `,` $gradient `kernel` $kernel `strides` $strides `padding`
+    $padding `dilations` $dilations attr-dict `:` type($input) `,`
+    type($gradient)
+  }];
+}
+
+def Parc_AvgPool2dGradOp : Parc_PoolingGradOp<"avg_pool2d_grad", "avg_pool2d",
+    (ins Parc_FloatTensor:$gradient, UnitAttr:$count_include_pad)> {
+  let description = [{
+    Each window's gradient, divided as avg_pool2d divided its sum, spread
+    over the window's input elements.
+  }];
+  let assemblyFormat = [{
+    $gradient `kernel` $kernel `strides` $strides `padding` $padding
+    `dilations` $dilations (`count_include_pad` $count_include_pad^)?
+    attr-dict `:` type($gradient) `->` type($result)
   }];
 }
 

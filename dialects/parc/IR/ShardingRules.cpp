@@ -144,6 +144,47 @@ ShardingRule Conv2dWeightGradOp::getShardingRule() {
                          /*result=*/1);
 }
 
+/// Batch and channels parallel over a pooling's input and output; the
+/// windows stay whole. The operands and the result are the input's shape
+/// where `operandIsInput` and `resultIsInput` say so, else the output's.
+static ShardingRule poolingRule(ArrayRef<int64_t> input,
+                                ArrayRef<int64_t> output,
+                                ArrayRef<bool> operandIsInput,
+                                bool resultIsInput) {
+  ShardingRule rule;
+  int64_t n = rule.addFactor(input[0], FactorKind::Parallel);
+  int64_t c = rule.addFactor(input[1], FactorKind::Parallel);
+  TensorFactors in = {{n}, {c}}, out = {{n}, {c}};
+  llvm::append_range(
+      in, addFactorPerDim(rule, input.drop_front(2), FactorKind::Replicated));
+  llvm::append_range(
+      out, addFactorPerDim(rule, output.drop_front(2), FactorKind::Replicated));
+  for (bool isInput : operandIsInput)
+    rule.addOperand(isInput ? in : out);
+  rule.addResult(resultIsInput ? in : out);
+  return rule;
+}
+
+ShardingRule MaxPool2dOp::getShardingRule() {
+  return poolingRule(getInput().getType().getShape(), getType().getShape(),
+                     {true}, false);
+}
+
+ShardingRule AvgPool2dOp::getShardingRule() {
+  return poolingRule(getInput().getType().getShape(), getType().getShape(),
+                     {true}, false);
+}
+
+ShardingRule MaxPool2dGradOp::getShardingRule() {
+  return poolingRule(getType().getShape(), getGradient().getType().getShape(),
+                     {true, false}, true);
+}
+
+ShardingRule AvgPool2dGradOp::getShardingRule() {
+  return poolingRule(getType().getShape(), getGradient().getType().getShape(),
+                     {false}, true);
+}
+
 ShardingRule SoftmaxOp::getShardingRule() {
   ShardingRuleBuilder builder(getType().getShape());
   builder.addBroadcastTensor(getType().getShape(), /*isResult=*/false)

@@ -169,6 +169,42 @@ TEST_F(EvaluatorTest, Conv2dGroupsStridesAndDilations) {
   expectNear(dilated, {4, 10, 16});
 }
 
+TEST_F(EvaluatorTest, Poolings) {
+  // 2x2 windows, stride 1, one padded row above: the top windows see one
+  // input row; averages divide by the window's 4 or by its input elements.
+  Tensor x({1, 1, 2, 3}, {1, 5, 2, 4, 3, 6});
+  auto max = values(R"mlir(
+    func.func @f(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x2x2xf32> {
+      %0 = parc.max_pool2d %x kernel [2, 2] strides [1, 1] padding [1, 0, 0, 0] dilations [1, 1] : tensor<1x1x2x3xf32>
+      return %0 : tensor<1x1x2x2xf32>
+    })mlir",
+                    {x});
+  expectNear(max, {5, 5, 5, 6});
+  auto mean = values(R"mlir(
+    func.func @f(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x2x2xf32> {
+      %0 = parc.avg_pool2d %x kernel [2, 2] strides [1, 1] padding [1, 0, 0, 0] dilations [1, 1] : tensor<1x1x2x3xf32>
+      return %0 : tensor<1x1x2x2xf32>
+    })mlir",
+                     {x});
+  expectNear(mean, {3, 3.5, 3.25, 4});
+  auto padded = values(R"mlir(
+    func.func @f(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x2x2xf32> {
+      %0 = parc.avg_pool2d %x kernel [2, 2] strides [1, 1] padding [1, 0, 0, 0] dilations [1, 1] count_include_pad : tensor<1x1x2x3xf32>
+      return %0 : tensor<1x1x2x2xf32>
+    })mlir",
+                       {x});
+  expectNear(padded, {1.5, 1.75, 3.25, 4});
+  // Tied maxima: the gradient goes to the first in the window.
+  auto tied =
+      values(R"mlir(
+    func.func @f(%x: tensor<1x1x2x2xf32>, %g: tensor<1x1x1x1xf32>) -> tensor<1x1x2x2xf32> {
+      %0 = parc.max_pool2d_grad %x, %g kernel [2, 2] strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] : tensor<1x1x2x2xf32>, tensor<1x1x1x1xf32>
+      return %0 : tensor<1x1x2x2xf32>
+    })mlir",
+             {Tensor({1, 1, 2, 2}, {1, 3, 3, 2}), Tensor({1, 1, 1, 1}, {7})});
+  expectNear(tied, {0, 7, 0, 0});
+}
+
 TEST_F(EvaluatorTest, Activations) {
   auto run1 = [&](StringRef op) {
     std::string source = R"mlir(

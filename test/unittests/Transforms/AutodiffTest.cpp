@@ -244,6 +244,21 @@ TEST_F(AutodiffTest, Convolution) {
         "tensor<1x2x3x3xf32>");
 }
 
+TEST_F(AutodiffTest, Pooling) {
+  // Random values have no ties, so each window's maximum is unique and the
+  // loss is differentiable there.
+  check({param("tensor<2x3x7x6xf32>", {2, 3, 7, 6})},
+        "  %y = parc.max_pool2d %a0 kernel [3, 2] strides [2, 1] padding "
+        "[1, 0, 1, 1] dilations [1, 2] : tensor<2x3x7x6xf32>",
+        "tensor<2x3x4x5xf32>");
+  for (const char *countPadding : {"", " count_include_pad"})
+    check({param("tensor<2x3x7x6xf32>", {2, 3, 7, 6})},
+          std::string("  %y = parc.avg_pool2d %a0 kernel [3, 3] strides [2, 2] "
+                      "padding [1, 0, 1, 1] dilations [1, 1]") +
+              countPadding + " : tensor<2x3x7x6xf32>",
+          "tensor<2x3x4x3xf32>");
+}
+
 TEST_F(AutodiffTest, EmbeddingAndLoss) {
   check({param("tensor<7x3xf32>", {7, 3}), ids("tensor<2x4xi64>", {2, 4}, 7)},
         "  %y = parc.embedding %a0, %a1 : tensor<7x3xf32>, tensor<2x4xi64> -> tensor<2x4x3xf32>",

@@ -858,6 +858,38 @@ TEST_F(CpuBackendTest, Conv2dRejectsShapesThatDisagreeWithTheGeometry) {
               "conv2d: the spatial sizes do not follow from the geometry");
 }
 
+TEST_F(CpuBackendTest, Poolings) {
+  // The evaluator's cases: 2x2 windows, stride 1, one padded row above.
+  const int64_t window[] = {2, 2, 1, 1, 1, 0, 0, 0, 1, 1};
+  HostTensor x({1, 1, 2, 3}, {1, 5, 2, 4, 3, 6}), y({1, 1, 2, 2});
+  backend->maxPool2d(refs({&x, &y}).data(), window);
+  expectNear(y.values(), {5, 5, 5, 6});
+  backend->avgPool2d(refs({&x, &y}).data(), window, false);
+  expectNear(y.values(), {3, 3.5, 3.25, 4});
+  backend->avgPool2d(refs({&x, &y}).data(), window, true);
+  expectNear(y.values(), {1.5, 1.75, 3.25, 4});
+  // The gradients: max sends each window's gradient to its maximum (5
+  // wins three windows), the average shares it among the window's inputs.
+  HostTensor g({1, 1, 2, 2}, {1, 2, 4, 8}),
+      dx({1, 1, 2, 3}, {9, 9, 9, 9, 9, 9});
+  backend->maxPool2dGrad(refs({&x, &g, &dx}).data(), window);
+  expectNear(dx.values(), {0, 7, 0, 0, 0, 8});
+  backend->avgPool2dGrad(refs({&g, &dx}).data(), window, false);
+  expectNear(dx.values(), {0.5 + 1, 0.5 + 1 + 1 + 2, 1 + 2, 1, 1 + 2, 2});
+}
+
+TEST_F(CpuBackendTest, MaxPoolingTakesTheFirstMaximumAndAnyNaN) {
+  const int64_t window[] = {2, 2, 1, 1, 0, 0, 0, 0, 1, 1};
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  HostTensor x({1, 1, 2, 2}, {1, 3, 3, 2}), g({1, 1, 1, 1}, {7}),
+      dx({1, 1, 2, 2}), y({1, 1, 1, 1});
+  backend->maxPool2dGrad(refs({&x, &g, &dx}).data(), window);
+  expectNear(dx.values(), {0, 7, 0, 0});
+  HostTensor withNaN({1, 1, 2, 2}, {1, nan, 3, 2});
+  backend->maxPool2d(refs({&withNaN, &y}).data(), window);
+  EXPECT_TRUE(std::isnan(y.values()[0]));
+}
+
 TEST_F(CpuBackendTest, KernelsGiveTheSameResultsOnTwoThreads) {
   // Sizes above cpu::elementGrain, so that two threads split the work. The
   // thread count is the process's: each run makes its backend first.
