@@ -31,6 +31,10 @@ OwningOpRef<ModuleOp> mlir::parc::buildModel(MLIRContext *context,
   case ModelKind::Llama:
     buildLlama(g, config);
     break;
+  case ModelKind::Resnet18:
+  case ModelKind::Resnet50:
+    buildResnet(g, config);
+    break;
   }
   return module;
 }

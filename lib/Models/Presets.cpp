@@ -46,6 +46,16 @@ static ModelConfig llamaTiny() {
   return config;
 }
 
+/// torchvision's ImageNet ResNets: 224x224 images, 1000 classes.
+static ModelConfig resnet(ModelKind kind) {
+  ModelConfig config;
+  config.kind = kind;
+  config.image = 224;
+  config.vocab = 1000;
+  config.batch = 1;
+  return config;
+}
+
 std::optional<ModelConfig> mlir::parc::getModelPreset(StringRef name) {
   if (name == "mlp-tiny") {
     ModelConfig config;
@@ -69,13 +79,16 @@ std::optional<ModelConfig> mlir::parc::getModelPreset(StringRef name) {
       .Case("llama3-8b", llama(32, 4096, 32, 8, 14336, 8192, 128256, 1))
       .Case("llama3-70b", llama(80, 8192, 64, 8, 28672, 8192, 128256, 1))
       .Case("llama3-405b", llama(126, 16384, 128, 8, 53248, 8192, 128256, 1))
+      .Case("resnet18", resnet(ModelKind::Resnet18))
+      .Case("resnet50", resnet(ModelKind::Resnet50))
       .Default(std::nullopt);
 }
 
 ArrayRef<StringRef> mlir::parc::getModelPresetNames() {
   static const StringRef names[] = {"mlp-tiny",  "gpt-tiny",   "gpt2-small",
                                     "gpt2-xl",   "gpt3-175b",  "llama-tiny",
-                                    "llama3-8b", "llama3-70b", "llama3-405b"};
+                                    "llama3-8b", "llama3-70b", "llama3-405b",
+                                    "resnet18",  "resnet50"};
   return names;
 }
 
@@ -85,7 +98,8 @@ LogicalResult mlir::parc::verifyModelConfig(const ModelConfig &config,
       {"layers", config.layers}, {"hidden", config.hidden},
       {"heads", config.heads},   {"kv-heads", config.getKvHeads()},
       {"ffn", config.getFfn()},  {"seq", config.seq},
-      {"vocab", config.vocab},   {"batch", config.batch}};
+      {"vocab", config.vocab},   {"batch", config.batch},
+      {"image", config.image}};
   // Each size fits in int32; tensors are checked for overflow once built.
   for (auto [name, value] : sizes)
     if (value <= 0 || value > std::numeric_limits<int32_t>::max()) {
@@ -93,7 +107,8 @@ LogicalResult mlir::parc::verifyModelConfig(const ModelConfig &config,
                 std::to_string(value);
       return failure();
     }
-  bool transformer = config.kind != ModelKind::Mlp;
+  bool transformer =
+      config.kind == ModelKind::Gpt || config.kind == ModelKind::Llama;
   if (transformer && config.hidden % config.heads != 0) {
     message = "--hidden " + std::to_string(config.hidden) +
               " is not divisible by --heads " + std::to_string(config.heads);

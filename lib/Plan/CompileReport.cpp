@@ -48,6 +48,7 @@ getMemoryTerm(func::FuncOp func, const TensorLifetime &lifetime,
   auto termOf = [&](ArgumentRole role, bool stale) -> Term {
     switch (role) {
     case ArgumentRole::Param:
+    case ArgumentRole::Buffer:
       return &PeakComposition::parameters;
     case ArgumentRole::OptState:
       return &PeakComposition::optimizerState;

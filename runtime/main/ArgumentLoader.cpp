@@ -25,6 +25,8 @@ static const char *roleName(ArgumentRole role) {
     return "label";
   case ArgumentRole::OptState:
     return "optstate";
+  case ArgumentRole::Buffer:
+    return "buffer";
   case ArgumentRole::Carry:
     return "carry";
   }

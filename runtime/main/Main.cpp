@@ -78,7 +78,8 @@ bool loadArguments(const Program &program, const MeshInfo &mesh,
   for (const ProgramArgument &argument : program.arguments) {
     // Carry state starts as its init (zeros) until the prologue sets it.
     const TensorFile *file = argument.role == ArgumentRole::Param ||
-                                     argument.role == ArgumentRole::OptState
+                                     argument.role == ArgumentRole::OptState ||
+                                     argument.role == ArgumentRole::Buffer
                                  ? &weights
                              : argument.role == ArgumentRole::Carry ? nullptr
                                                                     : &inputs;

@@ -227,11 +227,13 @@ static void readArgument(FieldReader &reader, const json &entry,
       argument.role = ArgumentRole::Label;
     else if (name == "optstate")
       argument.role = ArgumentRole::OptState;
+    else if (name == "buffer")
+      argument.role = ArgumentRole::Buffer;
     else if (name == "carry")
       argument.role = ArgumentRole::Carry;
     else
       reader.fail(path + ".role",
-                  "expected input, param, label, optstate or carry");
+                  "expected input, param, label, optstate, buffer or carry");
   }
   auto init = entry.find("init");
   if (init != entry.end() && !init->is_null()) {

@@ -38,7 +38,7 @@ struct BoundaryTensor {
 /// Params and optimizer state (optstate) come from --weights; inputs and
 /// labels from --inputs; carry tensors (rank-local state of an asynchronous
 /// pipeline) from the prologue.
-enum class ArgumentRole { Input, Param, Label, OptState, Carry };
+enum class ArgumentRole { Input, Param, Label, OptState, Buffer, Carry };
 
 struct ProgramArgument : BoundaryTensor {
   ArgumentRole role = ArgumentRole::Input;

@@ -3,6 +3,7 @@
 //   parc-model gpt-tiny > model.mlir
 //   parc-model gpt --layers 4 --hidden 256 --heads 8 --stats
 //   parc-model llama3-8b --stats
+//   parc-model resnet18 --image 32 --classes 10 --batch 16
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +46,12 @@ static cl::opt<int64_t> seq("seq", cl::desc("Sequence length"), cl::cat(category
 static cl::opt<int64_t> vocab("vocab", cl::desc("Vocabulary (GPT) or classes "
                                                 "(MLP)"), cl::cat(category));
 static cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::cat(category));
+static cl::opt<int64_t> image("image",
+                              cl::desc("Image height and width (resnet)"),
+                              cl::cat(category));
+static cl::opt<int64_t> classes("classes",
+                                cl::desc("Classes (resnet, mlp; as --vocab)"),
+                                cl::cat(category));
 static cl::opt<std::string> dtype("dtype", cl::desc("f32, bf16 or f16"),
                                   cl::cat(category));
 static cl::opt<bool> untied("untied-lm-head",
@@ -117,6 +124,8 @@ int main(int argc, char **argv) {
     config->ropeTheta = ropeTheta;
   override(config->seq, seq);
   override(config->vocab, vocab);
+  override(config->vocab, classes);
+  override(config->image, image);
   override(config->batch, batch);
   if (dtype.getNumOccurrences())
     config->dtype = dtype;

@@ -425,9 +425,10 @@ int main(int argc, char **argv) {
   llvm::StringMap<interp::Tensor> given;
   for (const OnnxWeight &weight : onnxWeights)
     given[weight.name] = interp::Tensor(weight.type.getShape(), weight.values);
-  if (failed(loadTensors(weightsFile, "--weights", *arguments,
-                         {ArgumentRole::Param, ArgumentRole::OptState},
-                         given)) ||
+  if (failed(loadTensors(
+          weightsFile, "--weights", *arguments,
+          {ArgumentRole::Param, ArgumentRole::OptState, ArgumentRole::Buffer},
+          given)) ||
       failed(loadTensors(inputsFile, "--inputs", *arguments,
                          {ArgumentRole::Input, ArgumentRole::Label}, given)))
     return 1;
@@ -442,7 +443,8 @@ int main(int argc, char **argv) {
     SmallVector<Type> stateTypes;
     for (const ModelArgument &argument : *arguments)
       if (argument.role == ArgumentRole::Param ||
-          argument.role == ArgumentRole::OptState) {
+          argument.role == ArgumentRole::OptState ||
+          argument.role == ArgumentRole::Buffer) {
         stateNames.push_back(argument.name);
         state.push_back((*values)[argument.index]);
         stateTypes.push_back(argument.type.getElementType());

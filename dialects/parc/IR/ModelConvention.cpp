@@ -21,6 +21,8 @@ StringRef mlir::parc::stringifyArgumentRole(ArgumentRole role) {
     return "label";
   case ArgumentRole::OptState:
     return "optstate";
+  case ArgumentRole::Buffer:
+    return "buffer";
   case ArgumentRole::Carry:
     return "carry";
   }
@@ -33,6 +35,7 @@ static std::optional<ArgumentRole> symbolizeArgumentRole(StringRef role) {
       .Case("input", ArgumentRole::Input)
       .Case("label", ArgumentRole::Label)
       .Case("optstate", ArgumentRole::OptState)
+      .Case("buffer", ArgumentRole::Buffer)
       .Case("carry", ArgumentRole::Carry)
       .Default(std::nullopt);
 }

@@ -24,11 +24,15 @@
 namespace mlir::parc {
 
 /// `optstate` arguments hold optimizer state (moments, step count): they
-/// persist across steps like parameters and travel in checkpoints. `carry`
+/// persist across steps like parameters and travel in checkpoints. `buffer`
+/// arguments are a model's own state that it updates but does not train
+/// (batch norm's running statistics, PyTorch's buffers): the forward
+/// function returns each one's next value under its name, they persist and
+/// travel in checkpoints and weights files as parameters do. `carry`
 /// arguments are state a pipeline's own prologue sets and each step passes
 /// to the next on the same rank (PipeDream-2BW's stale weights and
 /// activations in flight across steps): never loaded, gathered or written.
-enum class ArgumentRole { Param, Input, Label, OptState, Carry };
+enum class ArgumentRole { Param, Input, Label, OptState, Buffer, Carry };
 
 StringRef stringifyArgumentRole(ArgumentRole role);
 

@@ -1,6 +1,6 @@
 //===- Models.h - generators of parc model graphs ---------------*- C++ -*-===//
 //
-// `parc-model` builds MLP, GPT and Llama graphs of any size without
+// `parc-model` builds MLP, GPT, Llama and ResNet graphs of any size without
 // materializing weights: a model is only its IR.
 //
 //===----------------------------------------------------------------------===//
@@ -16,7 +16,7 @@
 
 namespace mlir::parc {
 
-enum class ModelKind { Mlp, Gpt, Llama };
+enum class ModelKind { Mlp, Gpt, Llama, Resnet18, Resnet50 };
 
 /// Llama 3's rotary frequency scaling (transformers' rope_type "llama3");
 /// factor 0 means none.
@@ -37,9 +37,11 @@ struct ModelConfig {
   /// Width of the MLP's hidden layers; 0 means 4 * hidden.
   int64_t ffn = 0;
   int64_t seq = 32;
-  /// Token vocabulary of GPT; number of classes of the MLP.
+  /// Token vocabulary of GPT; number of classes of the MLP and the CNNs.
   int64_t vocab = 256;
   int64_t batch = 2;
+  /// Height and width of a CNN's square images.
+  int64_t image = 32;
   /// Element type of parameters and activations: f32, bf16 or f16.
   std::string dtype = "f32";
   /// GPT's LM head reuses wte.weight, as GPT-2 does.

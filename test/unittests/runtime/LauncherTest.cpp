@@ -109,8 +109,8 @@ TEST(ProgramTest, ReportsTheOffendingField) {
             std::string::npos);
   EXPECT_NE(
       parseError(edited("\"role\":\"input\"", "\"role\":\"weight\""))
-          .find("arguments[0].role: expected input, param, label, optstate or "
-                "carry"),
+          .find("arguments[0].role: expected input, param, label, optstate, "
+                "buffer or carry"),
       std::string::npos);
   EXPECT_NE(parseError(edited("\"dtype\":\"F32\"", "\"dtype\":\"F64\""))
                 .find("arguments[0].dtype"),

@@ -1,0 +1,186 @@
+//===- Resnet.cpp - ResNet-18 and ResNet-50 in torchvision's layout -------===//
+//
+// Parameter and buffer names and layouts are torchvision's (conv1, bn1,
+// layerL.B.{conv,bn}N, layerL.0.downsample.{0,1}, fc), so its state dicts
+// load as they are; num_batches_tracked, which only momentum=None reads, is
+// left out. Images are [batch, 3, image, image]; strides follow ResNet
+// v1.5 (the 3x3 convolution of a bottleneck strides).
+//
+// Batch normalization in training mode is written out in parc ops: the
+// batch's mean and biased variance over (batch, height, width) normalize,
+// the unbiased variance and the mean update the running statistics with
+// PyTorch's momentum 0.1. Under data parallelism the reductions over a
+// split batch are summed over the ranks, so the statistics are those of
+// the whole batch (SyncBatchNorm's), exactly the serial model's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphBuilder.h"
+#include "ModelBuilders.h"
+
+#include <array>
+
+using namespace mlir;
+using namespace mlir::parc;
+
+namespace {
+constexpr double kBatchNormEpsilon = 1e-5;
+constexpr double kBatchNormMomentum = 0.1;
+
+struct ResnetBuilder {
+  GraphBuilder &g;
+  const ModelConfig &config;
+  /// The running statistics' next values and names, returned after the
+  /// loss.
+  SmallVector<Value> bufferUpdates;
+  SmallVector<std::string> bufferNames;
+
+  OpBuilder &b() { return g.builder(); }
+  ArrayRef<int64_t> shape(Value x) {
+    return cast<RankedTensorType>(x.getType()).getShape();
+  }
+  Value scalar(double value) { return g.constant({}, {value}); }
+
+  Value conv(Value x, const std::string &name, int64_t filters, int64_t kernel,
+             int64_t stride, int64_t padding) {
+    g.setScope(name);
+    int64_t channels = shape(x)[1];
+    Value weight =
+        g.addParam(name + ".weight", {filters, channels, kernel, kernel});
+    return Conv2dOp::create(
+        b(), g.loc(), x, weight, b().getDenseI64ArrayAttr({stride, stride}),
+        b().getDenseI64ArrayAttr({padding, padding, padding, padding}),
+        b().getDenseI64ArrayAttr({1, 1}), b().getI64IntegerAttr(1));
+  }
+
+  /// Per channel: [C] as [C, 1, 1], which broadcasts over [N, C, H, W].
+  Value perChannel(Value v) { return g.reshape(v, {shape(v)[0], 1, 1}); }
+  Value meanOverBatchAndPlane(Value x) {
+    return ReduceMeanOp::create(b(), g.loc(), x, ArrayRef<int64_t>{0, 2, 3},
+                                /*keepdims=*/false);
+  }
+  /// running + momentum (observed - running), returned as `name`'s next value.
+  void updateRunning(Value running, Value observed, const std::string &name) {
+    Value step = MulOp::create(b(), g.loc(),
+                               SubOp::create(b(), g.loc(), observed, running),
+                               scalar(kBatchNormMomentum));
+    bufferUpdates.push_back(AddOp::create(b(), g.loc(), running, step));
+    bufferNames.push_back(name);
+  }
+
+  Value batchNorm(Value x, const std::string &name) {
+    g.setScope(name);
+    int64_t channels = shape(x)[1];
+    Value gamma = g.addParam(name + ".weight", {channels}, g.constantInit(1));
+    Value beta = g.addParam(name + ".bias", {channels}, g.constantInit(0));
+    Type element = g.getElementType();
+    Value runningMean =
+        g.addArgument(ArgumentRole::Buffer, name + ".running_mean", {channels},
+                      element, g.constantInit(0));
+    Value runningVar =
+        g.addArgument(ArgumentRole::Buffer, name + ".running_var", {channels},
+                      element, g.constantInit(1));
+    Value mean = meanOverBatchAndPlane(x);
+    Value centered = SubOp::create(b(), g.loc(), x, perChannel(mean));
+    Value variance =
+        meanOverBatchAndPlane(MulOp::create(b(), g.loc(), centered, centered));
+    Value inverseStd =
+        DivOp::create(b(), g.loc(), scalar(1.0),
+                      SqrtOp::create(b(), g.loc(),
+                                     AddOp::create(b(), g.loc(), variance,
+                                                   scalar(kBatchNormEpsilon))));
+    Value scale = MulOp::create(b(), g.loc(), gamma, inverseStd);
+    Value y = AddOp::create(
+        b(), g.loc(), MulOp::create(b(), g.loc(), centered, perChannel(scale)),
+        perChannel(beta));
+    ArrayRef<int64_t> dims = shape(x);
+    double count = double(dims[0]) * dims[2] * dims[3];
+    updateRunning(runningMean, mean, name + ".running_mean");
+    // The running variance is the unbiased one, as PyTorch's.
+    Value unbiased = MulOp::create(
+        b(), g.loc(), variance, scalar(count > 1 ? count / (count - 1) : 1.0));
+    updateRunning(runningVar, unbiased, name + ".running_var");
+    return y;
+  }
+
+  Value relu(Value x) { return ReluOp::create(b(), g.loc(), x); }
+
+  /// BasicBlock (two 3x3 convolutions) or Bottleneck (1x1, 3x3, 1x1 to
+  /// four times the width), with torchvision's downsample where the shape
+  /// changes.
+  Value block(Value x, const std::string &name, int64_t width, int64_t stride,
+              bool bottleneck) {
+    int64_t out = bottleneck ? 4 * width : width;
+    Value y;
+    if (bottleneck) {
+      y = relu(
+          batchNorm(conv(x, name + ".conv1", width, 1, 1, 0), name + ".bn1"));
+      y = relu(batchNorm(conv(y, name + ".conv2", width, 3, stride, 1),
+                         name + ".bn2"));
+      y = batchNorm(conv(y, name + ".conv3", out, 1, 1, 0), name + ".bn3");
+    } else {
+      y = relu(batchNorm(conv(x, name + ".conv1", width, 3, stride, 1),
+                         name + ".bn1"));
+      y = batchNorm(conv(y, name + ".conv2", width, 3, 1, 1), name + ".bn2");
+    }
+    Value identity = x;
+    if (stride != 1 || shape(x)[1] != out)
+      identity = batchNorm(conv(x, name + ".downsample.0", out, 1, stride, 0),
+                           name + ".downsample.1");
+    g.setScope(name);
+    return relu(g.residual(y, identity, name + ".residual"));
+  }
+
+  void build() {
+    bool bottleneck = config.kind == ModelKind::Resnet50;
+    // Blocks per stage, torchvision's resnet18 and resnet50.
+    const std::array<int64_t, 4> blocks =
+        bottleneck ? std::array<int64_t, 4>{3, 4, 6, 3}
+                   : std::array<int64_t, 4>{2, 2, 2, 2};
+    int64_t image = config.image;
+    Value x =
+        g.addArgument(ArgumentRole::Input, "images",
+                      {config.batch, 3, image, image}, g.getElementType());
+    Value labels =
+        g.addArgument(ArgumentRole::Label, "labels", {config.batch},
+                      b().getI64Type(), g.uniformInit(0, config.vocab));
+    x = relu(batchNorm(conv(x, "conv1", 64, 7, 2, 3), "bn1"));
+    g.setScope("maxpool");
+    x = MaxPool2dOp::create(b(), g.loc(), x, b().getDenseI64ArrayAttr({3, 3}),
+                            b().getDenseI64ArrayAttr({2, 2}),
+                            b().getDenseI64ArrayAttr({1, 1, 1, 1}),
+                            b().getDenseI64ArrayAttr({1, 1}));
+    for (auto [index, count] : llvm::enumerate(blocks)) {
+      int64_t width = 64 << index;
+      for (int64_t i = 0; i < count; ++i)
+        x = block(x,
+                  "layer" + std::to_string(index + 1) + "." + std::to_string(i),
+                  width, i == 0 && index > 0 ? 2 : 1, bottleneck);
+    }
+    // Adaptive average pooling to 1x1, then torchvision's fc ([out, in]).
+    g.setScope("avgpool");
+    x = ReduceMeanOp::create(b(), g.loc(), x, ArrayRef<int64_t>{2, 3},
+                             /*keepdims=*/false);
+    g.setScope("fc");
+    Value weight = g.addParam("fc.weight", {config.vocab, shape(x)[1]});
+    Value bias = g.addParam("fc.bias", {config.vocab}, g.constantInit(0));
+    Value logits =
+        AddOp::create(b(), g.loc(),
+                      MatmulOp::create(b(), g.loc(), x, weight, false,
+                                       /*transpose_rhs=*/true),
+                      bias);
+    g.setScope("loss");
+    SmallVector<Value> results = {
+        CrossEntropyOp::create(b(), g.loc(), logits, labels)};
+    llvm::append_range(results, bufferUpdates);
+    SmallVector<StringRef> names = {"loss"};
+    for (const std::string &name : bufferNames)
+      names.push_back(name);
+    g.finish(results, names);
+  }
+};
+} // namespace
+
+void mlir::parc::buildResnet(GraphBuilder &g, const ModelConfig &config) {
+  ResnetBuilder{g, config, {}, {}}.build();
+}
