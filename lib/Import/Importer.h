@@ -150,6 +150,22 @@ private:
   LogicalResult importConstant(const onnx::NodeProto &node);
   LogicalResult importLayerNorm(const onnx::NodeProto &node);
   LogicalResult importTrilu(const onnx::NodeProto &node);
+  // Convolutions, poolings and batch norm (ConvolutionOps.cpp).
+  /// A window's geometry in parc's 2-D terms (padding [top, left, bottom,
+  /// right]) from a node's kernel, strides, dilations, pads or auto_pad
+  /// and ceil_mode; a 1-D window gains a unit height.
+  struct Window {
+    SmallVector<int64_t> kernel, strides, padding, dilations;
+  };
+  FailureOr<Window> importWindow(const onnx::NodeProto &node, Value input,
+                                 ArrayRef<int64_t> kernel);
+  Value fromImage(Value image, int64_t rank);
+  /// Guards libonnx's shape inference against malformed windows.
+  LogicalResult prepareWindowForInference(onnx::NodeProto &node);
+  LogicalResult importConvolution(const onnx::NodeProto &node);
+  LogicalResult importPooling(const onnx::NodeProto &node);
+  LogicalResult importGlobalAveragePool(const onnx::NodeProto &node);
+  LogicalResult importBatchNorm(const onnx::NodeProto &node);
   // Comparisons and logic over run-time values (BooleanOps.cpp).
   LogicalResult importComparison(const onnx::NodeProto &node);
   LogicalResult importLogic(const onnx::NodeProto &node);

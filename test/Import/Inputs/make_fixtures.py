@@ -101,10 +101,17 @@ dynamic = model_of([helper.make_node("Relu", ["x"], ["y"])],
 save(dynamic, "dynamic.onnx")
 
 # An op parc does not import.
-conv = model_of([helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")],
-                [f32("x", [1, 1, 4, 4])], [f32("y", [1, 1, 2, 2])],
-                [init("w", np.ones((1, 1, 3, 3)))])
-save(conv, "unsupported-op.onnx")
+lrn = model_of([helper.make_node("LRN", ["x"], ["y"], name="lrn1", size=3)],
+               [f32("x", [1, 4, 4, 4])], [f32("y", [1, 4, 4, 4])])
+save(lrn, "unsupported-op.onnx")
+
+# A zero stride, which libonnx's shape inference would divide by.
+zero_stride = model_of(
+    [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1",
+                      strides=[0, 1])],
+    [f32("x", [1, 1, 4, 4])], [f32("y", [1, 1, 2, 2])],
+    [init("w", np.ones((1, 1, 3, 3)))])
+save(zero_stride, "conv-zero-stride.onnx")
 
 # Opset 11: below the supported range.
 old = model_of([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])],
