@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Exports the PyTorch fixtures of the ONNX import tests. Tests never run
 this; it needs PyTorch and a recent onnx (pip install torch onnx), and writes
-next to itself:
+next to itself, for each stem named (all when none is):
 
-  mlp.onnx, mlp.inputs.safetensors, mlp.outputs.safetensors
-  gpt-block.onnx, gpt-block.inputs.safetensors, gpt-block.outputs.safetensors
+  export_pytorch.py [mlp] [gpt-block] [cnn]
+
+  STEM.onnx, STEM.inputs.safetensors, STEM.outputs.safetensors
 
 The models are exported with opset 17 and saved with IR version 8 so that
 Debian's libonnx 1.12 reads them; the outputs are PyTorch's own, recorded at
@@ -14,6 +15,7 @@ import json
 import math
 import os
 import struct
+import sys
 
 import numpy as np
 import onnx
@@ -41,6 +43,8 @@ def write_safetensors(path, tensors):
 
 
 def export(model, inputs, input_names, output_names, stem):
+    if len(sys.argv) > 1 and stem not in sys.argv[1:]:
+        return
     model.eval()
     path = os.path.join(HERE, stem + ".onnx")
     torch.onnx.export(model, inputs, path, opset_version=17,
@@ -115,3 +119,34 @@ class Block(nn.Module):
 block = Block()
 export(block, (torch.randint(0, 50, (2, 8)),), ["input_ids"], ["logits"],
        "gpt-block")
+
+
+class SmallCnn(nn.Module):
+    """Conv, BatchNorm, ReLU, the three poolings and Linear. The first batch
+    norm follows its convolution, which the exporter folds into the Conv's
+    weight and bias; the second follows a ReLU and stays a
+    BatchNormalization node. Running statistics are random so that neither
+    is the identity."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1, groups=2)
+        self.bn2 = nn.BatchNorm2d(16)
+        self.fc = nn.Linear(16, 10)
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.2, 0.2)
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(torch.relu(self.bn1(self.conv1(x))), 2)
+        x = self.bn2(torch.relu(self.conv2(x)))
+        x = nn.functional.avg_pool2d(x, 3, stride=1, padding=1)
+        x = nn.functional.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.fc(x)
+
+
+export(SmallCnn(), (torch.randn(4, 3, 16, 16),), ["images"], ["logits"], "cnn")
