@@ -58,6 +58,33 @@ Value GraphBuilder::linear(Value x, Value weight, Value bias) {
   return bias ? AddOp::create(b, location, y, bias) : y;
 }
 
+Value GraphBuilder::torchLinear(Value x, StringRef name, int64_t out) {
+  setScope(name);
+  int64_t in = cast<RankedTensorType>(x.getType()).getShape().back();
+  Value weight = addParam((name + ".weight").str(), {out, in});
+  Value bias = addParam((name + ".bias").str(), {out}, constantInit(0));
+  Value y = MatmulOp::create(b, location, x, weight, /*transpose_lhs=*/false,
+                             /*transpose_rhs=*/true);
+  return AddOp::create(b, location, y, bias);
+}
+
+Value GraphBuilder::torchConv2d(Value x, StringRef name, int64_t filters,
+                                int64_t kernel, int64_t stride, int64_t padding,
+                                bool bias) {
+  setScope(name);
+  int64_t channels = cast<RankedTensorType>(x.getType()).getDimSize(1);
+  Value weight =
+      addParam((name + ".weight").str(), {filters, channels, kernel, kernel});
+  Value y = Conv2dOp::create(
+      b, location, x, weight, b.getDenseI64ArrayAttr({stride, stride}),
+      b.getDenseI64ArrayAttr({padding, padding, padding, padding}),
+      b.getDenseI64ArrayAttr({1, 1}), b.getI64IntegerAttr(1));
+  if (!bias)
+    return y;
+  Value offsets = addParam((name + ".bias").str(), {filters}, constantInit(0));
+  return AddOp::create(b, location, y, reshape(offsets, {filters, 1, 1}));
+}
+
 Value GraphBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(
       shape, cast<RankedTensorType>(x.getType()).getElementType());

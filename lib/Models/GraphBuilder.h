@@ -39,6 +39,14 @@ public:
 
   /// x @ weight + bias for a [.., in] x [in, out] weight (GPT-2's Conv1D).
   Value linear(Value x, Value weight, Value bias);
+  /// torch.nn.Linear: x @ `name`.weight^T + `name`.bias, the weight
+  /// [out, in] as PyTorch stores it; the scope is `name`.
+  Value torchLinear(Value x, StringRef name, int64_t out);
+  /// torch.nn.Conv2d over NCHW with a square kernel, `name`.weight [filters,
+  /// channels, kernel, kernel] and, when `bias`, `name`.bias [filters]; the
+  /// scope is `name`.
+  Value torchConv2d(Value x, StringRef name, int64_t filters, int64_t kernel,
+                    int64_t stride, int64_t padding, bool bias);
   Value reshape(Value x, ArrayRef<int64_t> shape);
   /// A constant of the model's element type, `values` in row-major order.
   Value constant(ArrayRef<int64_t> shape, ArrayRef<double> values);

@@ -13,6 +13,7 @@ void buildGpt(GraphBuilder &g, const ModelConfig &config);
 void buildLlama(GraphBuilder &g, const ModelConfig &config);
 /// ResNet-18 or ResNet-50, by config.kind.
 void buildResnet(GraphBuilder &g, const ModelConfig &config);
+void buildVgg(GraphBuilder &g, const ModelConfig &config);
 
 } // namespace mlir::parc
 

@@ -35,6 +35,9 @@ OwningOpRef<ModuleOp> mlir::parc::buildModel(MLIRContext *context,
   case ModelKind::Resnet50:
     buildResnet(g, config);
     break;
+  case ModelKind::Vgg16:
+    buildVgg(g, config);
+    break;
   }
   return module;
 }

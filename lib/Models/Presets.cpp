@@ -46,8 +46,8 @@ static ModelConfig llamaTiny() {
   return config;
 }
 
-/// torchvision's ImageNet ResNets: 224x224 images, 1000 classes.
-static ModelConfig resnet(ModelKind kind) {
+/// torchvision's ImageNet CNNs: 224x224 images, 1000 classes.
+static ModelConfig imageNet(ModelKind kind) {
   ModelConfig config;
   config.kind = kind;
   config.image = 224;
@@ -79,8 +79,9 @@ std::optional<ModelConfig> mlir::parc::getModelPreset(StringRef name) {
       .Case("llama3-8b", llama(32, 4096, 32, 8, 14336, 8192, 128256, 1))
       .Case("llama3-70b", llama(80, 8192, 64, 8, 28672, 8192, 128256, 1))
       .Case("llama3-405b", llama(126, 16384, 128, 8, 53248, 8192, 128256, 1))
-      .Case("resnet18", resnet(ModelKind::Resnet18))
-      .Case("resnet50", resnet(ModelKind::Resnet50))
+      .Case("resnet18", imageNet(ModelKind::Resnet18))
+      .Case("resnet50", imageNet(ModelKind::Resnet50))
+      .Case("vgg16", imageNet(ModelKind::Vgg16))
       .Default(std::nullopt);
 }
 
@@ -88,7 +89,7 @@ ArrayRef<StringRef> mlir::parc::getModelPresetNames() {
   static const StringRef names[] = {"mlp-tiny",  "gpt-tiny",   "gpt2-small",
                                     "gpt2-xl",   "gpt3-175b",  "llama-tiny",
                                     "llama3-8b", "llama3-70b", "llama3-405b",
-                                    "resnet18",  "resnet50"};
+                                    "resnet18",  "resnet50",   "vgg16"};
   return names;
 }
 
@@ -138,6 +139,17 @@ LogicalResult mlir::parc::verifyModelConfig(const ModelConfig &config,
     }
     if (!(config.ropeTheta > 1) || !std::isfinite(config.ropeTheta)) {
       message = "--rope-theta must be a finite number above 1";
+      return failure();
+    }
+  }
+  if (config.kind == ModelKind::Vgg16) {
+    int64_t size = getVggFeatureSize(config.image);
+    if (size != 1 && (size == 0 || size % 7 != 0)) {
+      message = "--image " + std::to_string(config.image) +
+                " leaves VGG-16 a " + std::to_string(size) + "x" +
+                std::to_string(size) +
+                " feature map; its adaptive pool to 7x7 is built for 1x1 "
+                "(images 32 to 63) and multiples of 7 (224, 448, ...)";
       return failure();
     }
   }

@@ -43,14 +43,8 @@ struct ResnetBuilder {
 
   Value conv(Value x, const std::string &name, int64_t filters, int64_t kernel,
              int64_t stride, int64_t padding) {
-    g.setScope(name);
-    int64_t channels = shape(x)[1];
-    Value weight =
-        g.addParam(name + ".weight", {filters, channels, kernel, kernel});
-    return Conv2dOp::create(
-        b(), g.loc(), x, weight, b().getDenseI64ArrayAttr({stride, stride}),
-        b().getDenseI64ArrayAttr({padding, padding, padding, padding}),
-        b().getDenseI64ArrayAttr({1, 1}), b().getI64IntegerAttr(1));
+    return g.torchConv2d(x, name, filters, kernel, stride, padding,
+                         /*bias=*/false);
   }
 
   /// Per channel: [C] as [C, 1, 1], which broadcasts over [N, C, H, W].
@@ -161,14 +155,7 @@ struct ResnetBuilder {
     g.setScope("avgpool");
     x = ReduceMeanOp::create(b(), g.loc(), x, ArrayRef<int64_t>{2, 3},
                              /*keepdims=*/false);
-    g.setScope("fc");
-    Value weight = g.addParam("fc.weight", {config.vocab, shape(x)[1]});
-    Value bias = g.addParam("fc.bias", {config.vocab}, g.constantInit(0));
-    Value logits =
-        AddOp::create(b(), g.loc(),
-                      MatmulOp::create(b(), g.loc(), x, weight, false,
-                                       /*transpose_rhs=*/true),
-                      bias);
+    Value logits = g.torchLinear(x, "fc", config.vocab);
     g.setScope("loss");
     SmallVector<Value> results = {
         CrossEntropyOp::create(b(), g.loc(), logits, labels)};

@@ -16,7 +16,7 @@
 
 namespace mlir::parc {
 
-enum class ModelKind { Mlp, Gpt, Llama, Resnet18, Resnet50 };
+enum class ModelKind { Mlp, Gpt, Llama, Resnet18, Resnet50, Vgg16 };
 
 /// Llama 3's rotary frequency scaling (transformers' rope_type "llama3");
 /// factor 0 means none.
@@ -62,6 +62,10 @@ std::optional<ModelConfig> getModelPreset(StringRef name);
 
 /// Names of all presets, for help texts.
 ArrayRef<StringRef> getModelPresetNames();
+
+/// The side of VGG-16's last feature map for `image`-sized inputs (five
+/// halvings).
+int64_t getVggFeatureSize(int64_t image);
 
 /// Checks a configuration; the message says which option is wrong.
 LogicalResult verifyModelConfig(const ModelConfig &config,
