@@ -113,6 +113,19 @@ zero_stride = model_of(
     [init("w", np.ones((1, 1, 3, 3)))])
 save(zero_stride, "conv-zero-stride.onnx")
 
+# Groups that do not divide the channels; a pooling window larger than the
+# image: parc's verifiers say so.
+conv_groups = model_of(
+    [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1", group=3)],
+    [f32("x", [1, 4, 5, 5])], [f32("y", [1, 3, 3, 3])],
+    [init("w", np.ones((3, 1, 3, 3)))])
+save(conv_groups, "conv-groups.onnx")
+pool_window = model_of(
+    [helper.make_node("MaxPool", ["x"], ["y"], name="pool1",
+                      kernel_shape=[5, 5])],
+    [f32("x", [1, 1, 3, 3])], [f32("y", ["n", "c", "h", "w"])])
+save(pool_window, "pool-window.onnx")
+
 # Opset 11: below the supported range.
 old = model_of([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])],
                [f32("y", [2])], opset=11)
