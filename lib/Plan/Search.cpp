@@ -1,6 +1,8 @@
 //===- Search.cpp - the search over parallel plans ------------------------===//
 
 #include "parc/Plan/Search.h"
+#include "parc/IR/ParcOps.h"
+#include "parc/Plan/CompileCheck.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -100,6 +102,8 @@ private:
                    const LayerFigures &layers, const SegmentCost &pre,
                    const SegmentCost &post) const;
   void checkBuildable(EvaluatedPlan &plan) const;
+  /// Why the model cannot be split into micro-batches, if it cannot.
+  std::optional<std::string> findMicrobatchRefusal() const;
   /// Keeps `plan` if it fits in memory, else rejects it with the amount.
   void admit(EvaluatedPlan plan);
   LayerFigures getLayerFigures(const StrategySolution &solution,
@@ -130,6 +134,7 @@ private:
   const SearchOptions &options;
   SearchResult result;
   std::set<std::string> seenRejections;
+  std::optional<std::string> microbatchRefusal;
 };
 
 } // namespace
@@ -459,6 +464,39 @@ void Searcher::checkBuildable(EvaluatedPlan &plan) const {
     plan.buildable = true;
 }
 
+// A forward pass that needs a value summed over the whole batch while it
+// runs (batch normalization's statistics) computes something else when the
+// batch is split into micro-batches, and the pipeline pass refuses it. The
+// pass is asked once, on two stages of two micro-batches, where the forward
+// pass reduces over the batch axis anywhere (a cheap sign of it, so that
+// transformers are not compiled for the question).
+std::optional<std::string> Searcher::findMicrobatchRefusal() const {
+  func::FuncOp forward = graph.getFunction();
+  bool reducesOverBatch = false;
+  forward.walk([&](Operation *op) {
+    ArrayRef<int64_t> axes;
+    if (auto mean = dyn_cast<ReduceMeanOp>(op))
+      axes = mean.getAxes();
+    else if (auto sum = dyn_cast<ReduceSumOp>(op))
+      axes = sum.getAxes();
+    reducesOverBatch |= llvm::is_contained(axes, 0);
+  });
+  if (!reducesOverBatch || graph.getBatch() % 2)
+    return std::nullopt;
+  llvm::Expected<Plan> probe = readPlan(
+      R"({"mesh": {"pp": 2}, "pipeline": {"axis": "pp", "microbatches": 2}})",
+      "micro-batching probe");
+  if (!probe) {
+    llvm::consumeError(probe.takeError());
+    return std::nullopt;
+  }
+  std::string error;
+  if (succeeded(compilePlan(forward, *probe, error)) ||
+      !StringRef(error).contains("summed over all micro-batches"))
+    return std::nullopt;
+  return error;
+}
+
 void Searcher::admit(EvaluatedPlan plan) {
   ++result.evaluated;
   double total = plan.memory.total();
@@ -488,6 +526,12 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
                         bool sp) {
   std::string mesh = llvm::formatv("dp={0} tp={1} pp={2} mb={3} sp={4}", dp,
                                    tp, pp, microBatch, sp ? "on" : "off");
+  if (microbatchRefusal &&
+      (pp > 1 || options.globalBatch / (dp * microBatch) > 1)) {
+    reject(mesh, "the model cannot be split into micro-batches: " +
+                     *microbatchRefusal);
+    return;
+  }
   const StrategySolution &solution = ilp.solve({tp, microBatch, sp});
   result.ilpSolves = ilp.getNumSolved();
   if (rejectsStrategy(solution, mesh, tp))
@@ -583,6 +627,7 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
 
 SearchResult Searcher::run() {
   int64_t gpus = options.gpus;
+  microbatchRefusal = findMicrobatchRefusal();
   for (int64_t tp : choices<int64_t>(options.fixed.tp, options.space.tp,
                                      getDivisors(gpus), 1)) {
     if (gpus % tp)
