@@ -63,7 +63,8 @@ void mlir::parc::buildVgg(GraphBuilder &g, const ModelConfig &config) {
     index += 2;
   }
   g.setScope("avgpool");
-  int64_t size = getVggFeatureSize(config.image), channels = kFeatures[14];
+  int64_t size = getVggFeatureSize(config.image);
+  int64_t channels = cast<RankedTensorType>(x.getType()).getDimSize(1);
   if (size == 1) {
     auto type = RankedTensorType::get(
         {batch, channels, kPooledSize, kPooledSize}, g.getElementType());

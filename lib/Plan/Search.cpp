@@ -1,8 +1,9 @@
 //===- Search.cpp - the search over parallel plans ------------------------===//
 
 #include "parc/Plan/Search.h"
-#include "parc/IR/ParcOps.h"
+#include "parc/IR/ParcInterfaces.h"
 #include "parc/Plan/CompileCheck.h"
+#include "parc/Transforms/Pipeline.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -464,24 +465,41 @@ void Searcher::checkBuildable(EvaluatedPlan &plan) const {
     plan.buildable = true;
 }
 
+/// Whether an op of `forward` reduces a batch-sized dimension 0 away, as its
+/// sharding rule says (a factor of that dimension spans no result), into a
+/// value the pass reads on: batch statistics, not the loss.
+static bool reducesBatchMidway(func::FuncOp forward, int64_t batch) {
+  WalkResult walk = forward.walk([&](ShardingRuleOpInterface op) {
+    if (llvm::all_of(op->getUsers(),
+                     [](Operation *user) { return isa<func::ReturnOp>(user); }))
+      return WalkResult::advance();
+    ShardingRule rule = op.getShardingRule();
+    llvm::SmallDenseSet<int64_t> kept;
+    for (const TensorFactors &result : rule.getResults())
+      for (const DimFactors &dim : result)
+        kept.insert(dim.begin(), dim.end());
+    for (auto [value, dims] :
+         llvm::zip(op->getOperands(), rule.getOperands())) {
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      if (type && type.getRank() > 0 && type.getDimSize(0) == batch &&
+          !dims.empty() &&
+          llvm::any_of(dims[0], [&](int64_t f) { return !kept.contains(f); }))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return walk.wasInterrupted();
+}
+
 // A forward pass that needs a value summed over the whole batch while it
 // runs (batch normalization's statistics) computes something else when the
 // batch is split into micro-batches, and the pipeline pass refuses it. The
-// pass is asked once, on two stages of two micro-batches, where the forward
-// pass reduces over the batch axis anywhere (a cheap sign of it, so that
-// transformers are not compiled for the question).
+// pass is asked once, on two stages of two micro-batches, where an op
+// reduces the batch away midway (so that transformers are not compiled for
+// the question).
 std::optional<std::string> Searcher::findMicrobatchRefusal() const {
   func::FuncOp forward = graph.getFunction();
-  bool reducesOverBatch = false;
-  forward.walk([&](Operation *op) {
-    ArrayRef<int64_t> axes;
-    if (auto mean = dyn_cast<ReduceMeanOp>(op))
-      axes = mean.getAxes();
-    else if (auto sum = dyn_cast<ReduceSumOp>(op))
-      axes = sum.getAxes();
-    reducesOverBatch |= llvm::is_contained(axes, 0);
-  });
-  if (!reducesOverBatch || graph.getBatch() % 2)
+  if (graph.getBatch() % 2 || !reducesBatchMidway(forward, graph.getBatch()))
     return std::nullopt;
   llvm::Expected<Plan> probe = readPlan(
       R"({"mesh": {"pp": 2}, "pipeline": {"axis": "pp", "microbatches": 2}})",
@@ -492,7 +510,7 @@ std::optional<std::string> Searcher::findMicrobatchRefusal() const {
   }
   std::string error;
   if (succeeded(compilePlan(forward, *probe, error)) ||
-      !StringRef(error).contains("summed over all micro-batches"))
+      !StringRef(error).contains(kWholeBatchValueError))
     return std::nullopt;
   return error;
 }

@@ -440,9 +440,7 @@ LogicalResult PipelinePartitioner::analyzeOp(Operation &op) {
   if (op.hasAttr(dist::DistDialect::kPerUseAttrName) && !afterSum)
     perMicrobatch = true;
   if (perMicrobatch && afterSum)
-    return op.emitOpError("needs a value summed over all micro-batches while "
-                          "micro-batches still run (such as batch "
-                          "statistics); the model cannot be pipelined");
+    return op.emitOpError(kWholeBatchValueError);
 
   // The stage (see the pass description).
   int64_t stage = kNoStage;

@@ -23,6 +23,11 @@ namespace mlir::parc {
 constexpr StringLiteral kPipelineAttrName = "dist.pipeline";
 /// The mesh axis ApplyPlan adds for micro-batches (minor to all others).
 constexpr StringLiteral kMicrobatchAxis = "microbatch";
+/// How --parc-pipeline-partition refuses a model whose forward pass reads a
+/// value summed over the whole batch (the planner recognizes it).
+constexpr StringLiteral kWholeBatchValueError =
+    "needs a value summed over all micro-batches while micro-batches still "
+    "run (such as batch statistics); the model cannot be pipelined";
 
 /// One step of a stage's schedule: the forward or backward of a micro-batch
 /// through one model chunk. Chunk c runs on stage c mod stages; without
