@@ -65,8 +65,7 @@ FailureOr<Importer::Window> Importer::importWindow(const onnx::NodeProto &node,
   if (kernel.size() != static_cast<size_t>(spatial))
     return nodeError(node) << "kernel_shape has " << kernel.size()
                            << " values for " << spatial << " spatial axes";
-  if (llvm::any_of(*strides, [](int64_t s) { return s < 1; }))
-    return nodeError(node) << "strides must be positive";
+  // Strides are positive: load() checks them before shape inference.
   std::string autoPad = "NOTSET";
   if (const onnx::AttributeProto *attr = attribute(node, "auto_pad"))
     autoPad = attr->s();

@@ -63,8 +63,9 @@ void mlir::parc::buildVgg(GraphBuilder &g, const ModelConfig &config) {
     index += 2;
   }
   g.setScope("avgpool");
-  int64_t size = getVggFeatureSize(config.image);
-  int64_t channels = cast<RankedTensorType>(x.getType()).getDimSize(1);
+  // verifyModelConfig admitted only sizes this pool is built for.
+  auto features = cast<RankedTensorType>(x.getType());
+  int64_t channels = features.getDimSize(1), size = features.getDimSize(2);
   if (size == 1) {
     auto type = RankedTensorType::get(
         {batch, channels, kPooledSize, kPooledSize}, g.getElementType());
