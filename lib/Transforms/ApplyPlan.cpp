@@ -65,7 +65,7 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   LogicalResult checkPrecision(const Plan &plan);
   FailureOr<dist::MeshOp> createMesh(const Plan &plan);
   LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
-  LogicalResult shardModelState(const Plan &plan, dist::MeshOp mesh);
+  LogicalResult layOutModelState(const Plan &plan, dist::MeshOp mesh);
   LogicalResult recomputeActivations(const Plan &plan);
   LogicalResult addStaleVersions(const Plan &plan);
   LogicalResult splitMicrobatches(const Plan &plan, dist::MeshOp mesh);
@@ -112,7 +112,7 @@ LogicalResult ApplyPlanPass::apply() {
   for (const NamedSharding &sharding : plan->shardings)
     if (failed(applySharding(sharding, *meshOp)))
       return failure();
-  if (plan->zero.value_or(0) > 0 && failed(shardModelState(*plan, *meshOp)))
+  if (failed(layOutModelState(*plan, *meshOp)))
     return failure();
   if (plan->pipeline &&
       plan->pipeline->schedule == PipelineSchedule::PipeDream2BW &&
@@ -244,17 +244,21 @@ static SmallVector<Attribute> getZeroLayout(ShapedType type,
   return zero;
 }
 
+// Without ZeRO the optimizer state of a parameter the plan lays out (its
+// moments and a mixed-precision step's f32 master) is laid out as the
+// parameter, so propagation does not split a replicated parameter's state
+// behind the plan's back (gathering it after every update).
 // ZeRO: the optimizer state of each parameter is laid out in the ZeRO layout;
 // at stage 3 the parameter is stored so too, and every op that reads it
 // outside the update gets its own gathered copy (a constraint to the
 // parameter's own layout right before the op), which dies after that op as in
 // FSDP's FULL_SHARD. Stages 1 and 2 lay out alike and differ in when
 // gradients are scattered.
-LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
-                                             dist::MeshOp mesh) {
-  int64_t stage = *plan.zero;
+LogicalResult ApplyPlanPass::layOutModelState(const Plan &plan,
+                                              dist::MeshOp mesh) {
+  int64_t stage = plan.zero.value_or(0);
   std::optional<int64_t> dp = mesh.getAxisSize("dp");
-  if (!dp)
+  if (stage > 0 && !dp)
     return error(plan.locations.zero)
            << "\"zero\": " << stage
            << " shards model state over the mesh axis 'dp', which the mesh "
@@ -302,7 +306,10 @@ LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
           pinned ? llvm::to_vector(pinned.getDims().getValue())
                  : SmallVector<Attribute>(type.getRank(),
                                           builder.getArrayAttr({}));
-      SmallVector<Attribute> zero = getZeroLayout(type, own, mesh, dpName, *dp);
+      if (stage == 0 && !pinned)
+        continue;
+      SmallVector<Attribute> zero =
+          stage == 0 ? own : getZeroLayout(type, own, mesh, dpName, *dp);
       // The parameter keeps its own layout below stage 3: pinning it keeps
       // the state's split from spreading to it.
       func.setArgAttr(paramIndex, dist::DistDialect::kPlanShardingAttrName,
@@ -364,7 +371,7 @@ LogicalResult ApplyPlanPass::shardModelState(const Plan &plan,
       }
     }
   }
-  if (!anyUpdate)
+  if (stage > 0 && !anyUpdate)
     return error(plan.locations.zero)
            << "\"zero\": " << stage
            << " shards a train step's optimizer state, gradients and "
