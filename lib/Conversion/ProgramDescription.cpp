@@ -3,6 +3,7 @@
 #include "ProgramDescription.h"
 
 #include "parc/IR/ModelConvention.h"
+#include "parc/Transforms/LocalSgd.h"
 #include "parc/Transforms/MemoryPlan.h"
 #include "parc/Transforms/TensorSharding.h"
 
@@ -107,6 +108,18 @@ FailureOr<std::string> mlir::parc::describeProgram(func::FuncOp func,
     stageJson["index"] = stage.getInt();
     stageJson["count"] = *count;
     program["stage"] = stageJson;
+  }
+  // Local SGD: the runner averages the replicas between steps.
+  FailureOr<std::optional<LocalSgdConfig>> localSgd = getLocalSgd(func);
+  if (failed(localSgd))
+    return failure();
+  if (*localSgd) {
+    Json localSgdJson;
+    localSgdJson["axis"] = (*localSgd)->axis;
+    localSgdJson["sync_every"] = (*localSgd)->syncEvery;
+    localSgdJson["average_optimizer_state"] =
+        (*localSgd)->averageOptimizerState;
+    program["local_sgd"] = localSgdJson;
   }
   auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName);
   if (!arena)

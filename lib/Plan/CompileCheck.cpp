@@ -57,6 +57,7 @@ mlir::parc::compilePlan(func::FuncOp forward, const Plan &plan,
   pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
   PassManager lowering(context);
   lowering.addNestedPass<func::FuncOp>(createPartitionPass());
+  lowering.addNestedPass<func::FuncOp>(createLocalSgdPass());
   lowering.addPass(createPipelinePartitionPass());
   lowering.addNestedPass<func::FuncOp>(createMemoryPlanPass());
   bool laidOut = succeeded(pm.run(*module));

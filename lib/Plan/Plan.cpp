@@ -21,7 +21,7 @@ constexpr StringRef kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b",
                                         "zb-h1", "pipedream-2bw"};
 constexpr StringRef kRecomputeNames[] = {"none", "selective", "full"};
 constexpr StringRef kPrecisionNames[] = {"f32", "bf16-mixed", "f16-mixed"};
-constexpr StringRef kSyncNames[] = {"allreduce"};
+constexpr StringRef kSyncNames[] = {"allreduce", "local-sgd"};
 
 // The keys of each object, in the order writePlan writes them.
 constexpr StringRef kPlanKeys[] = {
@@ -31,7 +31,8 @@ constexpr StringRef kPlanKeys[] = {
 constexpr StringRef kPipelineKeys[] = {"axis", "microbatches", "schedule",
                                        "virtual_stages", "layers_per_stage"};
 constexpr StringRef kBatchKeys[] = {"global", "micro"};
-constexpr StringRef kDataParallelKeys[] = {"sync"};
+constexpr StringRef kDataParallelKeys[] = {"sync", "sync_every",
+                                           "average_optimizer_state"};
 constexpr StringRef kPredictedKeys[] = {"step_time_s",
                                         "tflops_per_gpu",
                                         "mfu",
@@ -112,9 +113,11 @@ Expected<Plan> PlanReader::read(const Value &root) {
   if (const Member *batch = top->find("batch"))
     if (Error error = readBatch(batch->value))
       return std::move(error);
-  if (const Member *dataParallel = top->find("data_parallel"))
+  if (const Member *dataParallel = top->find("data_parallel")) {
+    plan.locations.dataParallel = dataParallel->keyLocation;
     if (Error error = readDataParallel(dataParallel->value))
       return std::move(error);
+  }
   if (const Member *predicted = top->find("predicted"))
     if (Error error = readPredicted(predicted->value))
       return std::move(error);
@@ -244,6 +247,11 @@ Error PlanReader::readDataParallel(const Value &value) {
     return object.takeError();
   DataParallelPlan dataParallel;
   if (Error error = object->readChoice("sync", dataParallel.sync, kSyncNames))
+    return error;
+  if (Error error = object->read("sync_every", dataParallel.syncEvery, 1))
+    return error;
+  if (Error error = object->read("average_optimizer_state",
+                                 dataParallel.averageOptimizerState))
     return error;
   plan.dataParallel = dataParallel;
   return Error::success();
@@ -455,6 +463,13 @@ std::string mlir::parc::writePlan(const Plan &plan) {
     if (plan.dataParallel->sync)
       dataParallel.add("sync", Value::makeString(getDataParallelSyncName(
                                    *plan.dataParallel->sync)));
+    if (plan.dataParallel->syncEvery)
+      dataParallel.add("sync_every",
+                       Value::makeInteger(*plan.dataParallel->syncEvery));
+    if (plan.dataParallel->averageOptimizerState)
+      dataParallel.add(
+          "average_optimizer_state",
+          Value::makeBoolean(*plan.dataParallel->averageOptimizerState));
     root.add("data_parallel", std::move(dataParallel));
   }
   if (plan.predicted)

@@ -19,6 +19,7 @@
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcInterfaces.h"
 #include "parc/Plan/Plan.h"
+#include "parc/Transforms/LocalSgd.h"
 #include "parc/Transforms/MixedPrecision.h"
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/Pipeline.h"
@@ -66,6 +67,7 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   FailureOr<dist::MeshOp> createMesh(const Plan &plan);
   LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
   LogicalResult layOutModelState(const Plan &plan, dist::MeshOp mesh);
+  LogicalResult markLocalSgd(const Plan &plan);
   LogicalResult recomputeActivations(const Plan &plan);
   LogicalResult addStaleVersions(const Plan &plan);
   LogicalResult splitMicrobatches(const Plan &plan, dist::MeshOp mesh);
@@ -112,7 +114,7 @@ LogicalResult ApplyPlanPass::apply() {
   for (const NamedSharding &sharding : plan->shardings)
     if (failed(applySharding(sharding, *meshOp)))
       return failure();
-  if (failed(layOutModelState(*plan, *meshOp)))
+  if (failed(layOutModelState(*plan, *meshOp)) || failed(markLocalSgd(*plan)))
     return failure();
   if (plan->pipeline &&
       plan->pipeline->schedule == PipelineSchedule::PipeDream2BW &&
@@ -162,6 +164,25 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
                  << "'" << sharding.name << "' is sharded over the pipeline "
                  << "axis '" << pipeline->axis
                  << "', whose coordinates are stages";
+  }
+  if (const std::optional<DataParallelPlan> &dataParallel = plan.dataParallel) {
+    bool localSgd = dataParallel->sync == DataParallelSync::LocalSgd;
+    if (!localSgd &&
+        (dataParallel->syncEvery || dataParallel->averageOptimizerState))
+      return error(at.dataParallel)
+             << "\"sync_every\" and \"average_optimizer_state\" are for "
+                "\"sync\": \"local-sgd\"";
+    if (localSgd && !llvm::any_of(plan.mesh, [](const MeshAxis &axis) {
+          return axis.name == "dp";
+        }))
+      return error(at.dataParallel)
+             << "local SGD trains a replica per coordinate of the mesh axis "
+                "'dp', which the mesh does not have";
+    if (localSgd && plan.pipeline)
+      return error(at.dataParallel) << "local SGD with a pipeline is not built";
+    if (localSgd && plan.zero.value_or(0) > 0)
+      return error(at.zero) << "local SGD keeps a whole replica per rank, so "
+                               "it does not shard state with ZeRO";
   }
   if (plan.recomputeLayers && !plan.recomputeLayers->empty() &&
       plan.recompute.value_or(Recompute::Full) != Recompute::Full)
@@ -377,6 +398,32 @@ LogicalResult ApplyPlanPass::layOutModelState(const Plan &plan,
            << " shards a train step's optimizer state, gradients and "
               "parameters, but the model has no optimizer update (make one "
               "with --parc-make-train-step)";
+  return success();
+}
+
+// Local SGD marks the train steps; --parc-local-sgd makes them a replica's
+// after partitioning.
+LogicalResult ApplyPlanPass::markLocalSgd(const Plan &plan) {
+  if (!plan.dataParallel ||
+      plan.dataParallel->sync != DataParallelSync::LocalSgd)
+    return success();
+  LocalSgdConfig config{
+      "dp", plan.dataParallel->syncEvery.value_or(1),
+      plan.dataParallel->averageOptimizerState.value_or(false)};
+  bool marked = false;
+  for (auto func : getOperation().getOps<func::FuncOp>()) {
+    bool steps = false;
+    func.walk([&](OptimizerUpdateOpInterface) { steps = true; });
+    if (!steps)
+      continue;
+    func->setAttr(kLocalSgdAttrName, getLocalSgdAttr(&getContext(), config));
+    marked = true;
+  }
+  if (!marked)
+    return error(plan.locations.dataParallel)
+           << "local SGD averages replicas of a train step, but the model "
+              "has no optimizer update (make one with "
+              "--parc-make-train-step)";
   return success();
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/Context.h"
 #include "main/ArgumentLoader.h"
+#include "main/Averaging.h"
 #include "main/Feedback.h"
 #include "main/Options.h"
 #include "main/Program.h"
@@ -400,6 +401,11 @@ int run(int argc, char **argv, int rank, int size) {
     if (!feedback.empty()) {
       applyFeedback(*program, feedback, *backend, arena);
       backend->synchronize();
+    }
+    if (averagesAfter(*program, step)) {
+      std::vector<int> replicaAxis = {program->localSgd->axis};
+      Watched watched(&watchdog, "local SGD averaging", replicaAxis);
+      averageReplicas(*program, *backend, arena);
     }
     if (tracer)
       tracer->endStep();

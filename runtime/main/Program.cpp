@@ -88,6 +88,11 @@ public:
     return value.get<std::string>();
   }
 
+  bool boolean(const json &value, const std::string &path) {
+    if (!value.is_boolean())
+      return fail(path, "expected true or false"), false;
+    return value.get<bool>();
+  }
   double number(const json &value, const std::string &path) {
     if (!value.is_number())
       return fail(path, "expected a number"), 0.0;
@@ -284,6 +289,36 @@ InitSpec ProgramArgument::getStartingInit() const {
              : InitSpec{InitDistribution::Normal, 0.0, 1.0};
 }
 
+/// Reads "local_sgd": its axis must be the mesh's.
+static void readLocalSgd(FieldReader &reader, const json &entry,
+                         Program &program) {
+  LocalSgd localSgd;
+  std::string axisName;
+  if (const json *axis = reader.field(entry, "local_sgd", "axis"))
+    axisName = reader.string(*axis, "local_sgd.axis");
+  if (const json *every = reader.field(entry, "local_sgd", "sync_every"))
+    localSgd.syncEvery = reader.integer(*every, "local_sgd.sync_every");
+  if (const json *state =
+          reader.field(entry, "local_sgd", "average_optimizer_state"))
+    localSgd.averageOptimizerState =
+        reader.boolean(*state, "local_sgd.average_optimizer_state");
+  if (!reader.ok())
+    return;
+  auto it =
+      std::find(program.axisNames.begin(), program.axisNames.end(), axisName);
+  if (it == program.axisNames.end()) {
+    reader.fail("local_sgd.axis",
+                "'" + axisName + "' is not an axis of the mesh");
+    return;
+  }
+  if (localSgd.syncEvery < 1) {
+    reader.fail("local_sgd.sync_every", "expected at least 1");
+    return;
+  }
+  localSgd.axis = static_cast<int>(it - program.axisNames.begin());
+  program.localSgd = localSgd;
+}
+
 /// Reads "stage" and checks it against the mesh: the stage axis is the
 /// pipeline's, so no tensor of the stage may be split or summed over it.
 static void readStage(FieldReader &reader, const json &entry,
@@ -419,6 +454,9 @@ std::optional<Program> parcrt::parseProgram(const char *text,
   auto stage = document.find("stage");
   if (reader.ok() && stage != document.end() && !stage->is_null())
     readStage(reader, *stage, program);
+  auto localSgd = document.find("local_sgd");
+  if (reader.ok() && localSgd != document.end() && !localSgd->is_null())
+    readLocalSgd(reader, *localSgd, program);
   if (!reader.ok())
     return std::nullopt;
   return program;

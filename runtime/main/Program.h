@@ -63,6 +63,15 @@ struct PipelineStage {
   int64_t index = 0, count = 1;
 };
 
+/// Local SGD: each coordinate of mesh axis `axis` trains a replica, and
+/// every `syncEvery` steps the runner averages the replicas' parameters and
+/// buffers (and optimizer state when `averageOptimizerState`).
+struct LocalSgd {
+  int axis = 0;
+  int64_t syncEvery = 1;
+  bool averageOptimizerState = false;
+};
+
 struct Program {
   std::string function;
   std::vector<std::string> axisNames;
@@ -72,6 +81,7 @@ struct Program {
   std::vector<BoundaryTensor> results;
   /// Absent for an SPMD program (one executable on every rank).
   std::optional<PipelineStage> stage;
+  std::optional<LocalSgd> localSgd;
 
   /// Whether result `index` is carry state (named like a carry argument):
   /// fed back on its rank, never gathered or written.

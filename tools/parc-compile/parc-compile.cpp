@@ -190,6 +190,7 @@ int main(int argc, char **argv) {
     pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planFile}));
   pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
   pm.addNestedPass<func::FuncOp>(createPartitionPass());
+  pm.addNestedPass<func::FuncOp>(createLocalSgdPass());
   pm.addPass(createPipelinePartitionPass());
   pm.addNestedPass<func::FuncOp>(createMemoryPlanPass());
   if (failed(pm.run(*module)))

@@ -101,12 +101,20 @@ struct BatchPlan {
   std::optional<int64_t> micro;
 };
 
-enum class DataParallelSync { AllReduce };
-/// "allreduce".
+/// AllReduce settles every gradient each step; LocalSgd trains one
+/// replica per data-parallel rank on its shard of the batch and averages
+/// the replicas every `syncEvery` steps (parameter averaging).
+enum class DataParallelSync { AllReduce, LocalSgd };
+/// "allreduce", "local-sgd".
 llvm::StringRef getDataParallelSyncName(DataParallelSync sync);
 
 struct DataParallelPlan {
   std::optional<DataParallelSync> sync;
+  /// Local SGD: steps between averagings; at least 1.
+  std::optional<int64_t> syncEvery;
+  /// Local SGD: whether the optimizer state is averaged with the
+  /// parameters (and buffers, which always are).
+  std::optional<bool> averageOptimizerState;
 };
 
 /// The planner's prediction of memory per rank, in bytes; each at least 0.
@@ -151,6 +159,7 @@ struct PlanLocations {
   json::Location recompute;
   json::Location recomputeLayers;
   json::Location precision;
+  json::Location dataParallel;
 };
 
 struct Plan {

@@ -172,6 +172,22 @@ def PartitionPass : Pass<"parc-partition", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }
 
+def LocalSgdPass : Pass<"parc-local-sgd", "::mlir::func::FuncOp"> {
+  let summary = "Makes a partitioned train step one local SGD replica's";
+  let description = [{
+    Runs after --parc-partition on a function that --parc-apply-plan marked
+    `dist.local_sgd` (a plan's `"data_parallel": {"sync": "local-sgd"}`);
+    does nothing to others. Each coordinate of the marked axis is a replica
+    that steps on its own shard of the batch: a sum all-reduced over the
+    axis becomes this rank's part times the axis size (the shard's estimate
+    of the whole batch's sum), except where a step returns it as a metric
+    (the loss reports the whole batch). Other collectives over the axis are
+    an error. The executables average the replicas every `sync_every`
+    steps (runtime.md).
+  }];
+  let dependentDialects = ["::mlir::parc::ParcDialect"];
+}
+
 def PipelinePartitionPass
     : Pass<"parc-pipeline-partition", "::mlir::ModuleOp"> {
   let summary = "Splits a partitioned program into pipeline stages";

@@ -1,0 +1,40 @@
+//===- LocalSgd.h - one replica per data-parallel rank ----------*- C++ -*-===//
+//
+// Local SGD (parameter averaging): each coordinate of a mesh axis trains its
+// own replica of the model on its shard of the batch, and every
+// `syncEvery` steps the replicas' parameters and buffers (and optionally
+// their optimizer state) are averaged. --parc-apply-plan marks the train
+// step with `dist.local_sgd`; after partitioning, --parc-local-sgd makes
+// each replica's step local; the executables average between steps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_TRANSFORMS_LOCALSGD_H
+#define PARC_TRANSFORMS_LOCALSGD_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::parc {
+
+constexpr StringLiteral kLocalSgdAttrName = "dist.local_sgd";
+
+struct LocalSgdConfig {
+  /// The mesh axis whose coordinates are the replicas.
+  std::string axis;
+  int64_t syncEvery = 1;
+  bool averageOptimizerState = false;
+};
+
+/// `{axis = "dp", sync_every = 2, average_optimizer_state = false}`.
+DictionaryAttr getLocalSgdAttr(MLIRContext *context,
+                               const LocalSgdConfig &config);
+/// The configuration `func` carries, or nullopt when it has none. Fails
+/// with a diagnostic on a malformed attribute.
+FailureOr<std::optional<LocalSgdConfig>> getLocalSgd(func::FuncOp func);
+
+} // namespace mlir::parc
+
+#endif // PARC_TRANSFORMS_LOCALSGD_H
