@@ -2,7 +2,6 @@
 
 #include "main/Averaging.h"
 
-#include "main/Feedback.h"
 #include "parcrt/Values.h"
 
 #include <map>
@@ -13,8 +12,9 @@ bool parcrt::averagesAfter(const Program &program, int64_t step) {
   return program.localSgd && step % program.localSgd->syncEvery == 0;
 }
 
-void parcrt::averageReplicas(const Program &program, Backend &backend,
-                             uint8_t *arena) {
+void parcrt::averageReplicas(const Program &program,
+                             const std::vector<Feedback> &feedback,
+                             Backend &backend, uint8_t *arena) {
   const LocalSgd &localSgd = *program.localSgd;
   std::vector<int> axes = {localSgd.axis};
   double replicas = static_cast<double>(program.axisSizes[localSgd.axis]);
@@ -33,7 +33,8 @@ void parcrt::averageReplicas(const Program &program, Backend &backend,
     scalar.dtype = dtype;
     return scalar;
   };
-  for (const ProgramArgument &argument : program.arguments) {
+  for (const Feedback &pair : feedback) {
+    const ProgramArgument &argument = program.arguments[pair.argument];
     bool averaged = argument.role == ArgumentRole::Param ||
                     argument.role == ArgumentRole::Buffer ||
                     (localSgd.averageOptimizerState &&
@@ -43,7 +44,7 @@ void parcrt::averageReplicas(const Program &program, Backend &backend,
                     argument.dtype == PARCRT_BF16;
     if (!averaged || !floating)
       continue;
-    TensorRef block = getLocalBlock(argument, arena);
+    TensorRef block = getLocalBlock(program.results[pair.result], arena);
     TensorRef summed[2] = {block, block};
     backend.communicator().allReduce(axes, /*max=*/false, summed);
     TensorRef divided[3] = {block, countOf(argument.dtype), block};

@@ -3,16 +3,19 @@
 //
 // A local SGD program (Program::localSgd) is one replica's step: each
 // coordinate of the replica axis trains on its own shard of the batch. Every
-// `syncEvery` steps the launcher replaces each replica's parameters and
-// buffers (batch norm's running statistics), and its optimizer state when
-// the plan asks, by their mean over the axis: one all_reduce per tensor,
-// then a division by the replica count.
+// `syncEvery` steps the launcher replaces each replica's next parameters and
+// buffers (batch norm's running statistics), and its next optimizer state
+// when the plan asks, by their mean over the axis: one all_reduce per
+// tensor, then a division by the replica count. It averages the results
+// that feed those arguments, before they are fed back, so the results the
+// run writes are the averaged ones too.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PARCRT_MAIN_AVERAGING_H
 #define PARCRT_MAIN_AVERAGING_H
 
+#include "main/Feedback.h"
 #include "main/Program.h"
 #include "parcrt/Backend.h"
 
@@ -23,8 +26,11 @@ namespace parcrt {
 /// Whether the replicas are averaged after step `step` (1-based).
 bool averagesAfter(const Program &program, int64_t step);
 
-/// Averages the replicas' state in `arena` over the replica axis, in place.
-void averageReplicas(const Program &program, Backend &backend, uint8_t *arena);
+/// Averages, in place over the replica axis, the results in `arena` that
+/// `feedback` feeds into averaged arguments.
+void averageReplicas(const Program &program,
+                     const std::vector<Feedback> &feedback, Backend &backend,
+                     uint8_t *arena);
 
 } // namespace parcrt
 

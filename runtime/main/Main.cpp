@@ -398,14 +398,14 @@ int run(int argc, char **argv, int rank, int size) {
     // Pending sends wait for their receivers: watched, naming the peer.
     backend->communicator().synchronize(&watchdog);
     backend->synchronize();
-    if (!feedback.empty()) {
-      applyFeedback(*program, feedback, *backend, arena);
-      backend->synchronize();
-    }
     if (averagesAfter(*program, step)) {
       std::vector<int> replicaAxis = {program->localSgd->axis};
       Watched watched(&watchdog, "local SGD averaging", replicaAxis);
-      averageReplicas(*program, *backend, arena);
+      averageReplicas(*program, feedback, *backend, arena);
+    }
+    if (!feedback.empty()) {
+      applyFeedback(*program, feedback, *backend, arena);
+      backend->synchronize();
     }
     if (tracer)
       tracer->endStep();

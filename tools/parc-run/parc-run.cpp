@@ -79,6 +79,25 @@ static cl::opt<std::string> precision(
     cl::desc("f32 (default: every result rounded to its element type) or f64"),
     cl::init("f32"), cl::cat(category));
 
+static cl::opt<unsigned> replicas(
+    "replicas",
+    cl::desc("Simulate local SGD serially: this many replicas of the train "
+             "step, which is written at one replica's batch, each stepping on "
+             "its shard of a batch that many times larger (inputs and labels "
+             "drawn or read at that size and split along their first "
+             "dimension); the loss printed is the replicas' mean, the "
+             "results replica 0's"),
+    cl::init(0), cl::cat(category));
+static cl::opt<unsigned> syncEvery(
+    "sync-every",
+    cl::desc("With --replicas: average the replicas' parameters and buffers "
+             "after every this many steps"),
+    cl::init(1), cl::cat(category));
+static cl::opt<bool> averageOptimizerState(
+    "average-optimizer-state",
+    cl::desc("With --replicas: average the optimizer state too"),
+    cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "parc-run: " << message << "\n";
   return 1;
@@ -337,6 +356,83 @@ runOnMesh(const SimulatedProgram &program, ArrayRef<func::FuncOp> functions,
   return results;
 }
 
+static bool isData(ArgumentRole role) {
+  return role == ArgumentRole::Input || role == ArgumentRole::Label;
+}
+
+/// Local SGD's serial simulation (--replicas): `arguments` are the train
+/// step's, written at one replica's batch; `drawn` their values, with the
+/// inputs and labels of all replicas' batches joined along dimension 0.
+/// Returns replica 0's results of the last step, its scalar metrics
+/// replaced by the replicas' mean.
+static FailureOr<SmallVector<interp::Tensor>>
+runReplicas(func::FuncOp func, ArrayRef<ModelArgument> arguments,
+            const SmallVector<interp::Tensor> &drawn,
+            ArrayRef<std::optional<unsigned>> feedsBack,
+            ArrayRef<std::string> names, interp::Precision mode) {
+  SmallVector<SmallVector<interp::Tensor>> values(replicas, drawn);
+  llvm::DenseMap<unsigned, const ModelArgument *> byIndex;
+  for (const ModelArgument &argument : arguments) {
+    byIndex[argument.index] = &argument;
+    if (!isData(argument.role))
+      continue;
+    const std::vector<double> &batch = drawn[argument.index].values;
+    int64_t shard = argument.type.getNumElements();
+    for (unsigned r = 0; r < replicas; ++r)
+      values[r][argument.index] =
+          interp::Tensor(argument.type.getShape(),
+                         std::vector<double>(batch.begin() + r * shard,
+                                             batch.begin() + (r + 1) * shard));
+  }
+  // The arguments whose next values the replicas average.
+  auto isAveraged = [&](unsigned index) {
+    const ModelArgument &argument = *byIndex.lookup(index);
+    return isa<FloatType>(argument.type.getElementType()) &&
+           (argument.role == ArgumentRole::Param ||
+            argument.role == ArgumentRole::Buffer ||
+            (averageOptimizerState && argument.role == ArgumentRole::OptState));
+  };
+  SmallVector<interp::Tensor> last;
+  for (unsigned step = 1; step <= steps; ++step) {
+    SmallVector<SmallVector<interp::Tensor>> results;
+    for (unsigned r = 0; r < replicas; ++r) {
+      FailureOr<SmallVector<interp::Tensor>> result =
+          interp::evaluateFunction(func, values[r], mode);
+      if (failed(result))
+        return failure();
+      results.push_back(std::move(*result));
+    }
+    bool average = step % syncEvery == 0;
+    for (auto [index, name] : llvm::enumerate(names)) {
+      if (std::optional<unsigned> argument = feedsBack[index]) {
+        if (average && isAveraged(*argument)) {
+          std::vector<double> &mean = results[0][index].values;
+          for (unsigned r = 1; r < replicas; ++r)
+            for (auto [sum, value] :
+                 llvm::zip_equal(mean, results[r][index].values))
+              sum += value;
+          for (double &sum : mean)
+            sum /= replicas;
+          for (unsigned r = 1; r < replicas; ++r)
+            results[r][index].values = mean;
+        }
+        for (unsigned r = 0; r < replicas; ++r)
+          values[r][*argument] = results[r][index];
+      } else if (results[0][index].getRank() == 0) {
+        double sum = 0;
+        for (unsigned r = 0; r < replicas; ++r)
+          sum += results[r][index].values[0];
+        results[0][index].values[0] = sum / replicas;
+        if (steps > 1)
+          llvm::outs() << "step " << step << ": " << name << " = "
+                       << llvm::format("%.6g", sum / replicas) << "\n";
+      }
+    }
+    last = std::move(results[0]);
+  }
+  return last;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -421,6 +517,35 @@ int main(int argc, char **argv) {
   if (failed(describeProgram(program, mesh ? &*mesh : nullptr)))
     return 1;
   SmallVector<ModelArgument> *arguments = &program.arguments;
+  if (!replicas && (syncEvery.getNumOccurrences() || averageOptimizerState))
+    return fail("--sync-every and --average-optimizer-state are for local "
+                "SGD's --replicas");
+  if (replicas && (mesh || program.functions.size() > 1))
+    return fail("--replicas simulates local SGD with the serial train step, "
+                "not a partitioned or pipelined program");
+  if (syncEvery < 1)
+    return fail("--sync-every must be at least 1");
+  // Local SGD's replicas take their shards of one batch `replicas` times
+  // larger: it is drawn (or read) at that size.
+  SmallVector<ModelArgument> drawnArguments(*arguments);
+  for (ModelArgument &argument : drawnArguments) {
+    if (replicas < 2 || !isData(argument.role))
+      continue;
+    if (argument.type.getRank() == 0)
+      return fail("--replicas splits inputs and labels along their first "
+                  "dimension, but '" +
+                  argument.name + "' is a scalar");
+    SmallVector<int64_t> shape(argument.type.getShape());
+    if (shape[0] > kMaxTensorBytes / replicas)
+      return fail("--replicas " + llvm::Twine(replicas) + ": '" +
+                  argument.name + "' would be too large");
+    shape[0] *= replicas;
+    argument.type =
+        RankedTensorType::get(shape, argument.type.getElementType());
+    if (!getCheckedTensorBytes(argument.type))
+      return fail("--replicas " + llvm::Twine(replicas) + ": '" +
+                  argument.name + "' would be too large");
+  }
 
   llvm::StringMap<interp::Tensor> given;
   for (const OnnxWeight &weight : onnxWeights)
@@ -433,7 +558,7 @@ int main(int argc, char **argv) {
                          {ArgumentRole::Input, ArgumentRole::Label}, given)))
     return 1;
   llvm::Expected<SmallVector<interp::Tensor>> values =
-      interp::prepareArguments(*arguments, given, seed);
+      interp::prepareArguments(drawnArguments, given, seed);
   if (!values)
     return fail(llvm::toString(values.takeError()));
 
@@ -480,7 +605,10 @@ int main(int argc, char **argv) {
             runOnMesh(program, program.prologues, *mesh, *values, carry, mode)))
       return 1;
   }
-  for (unsigned step = 1; step <= steps; ++step) {
+  if (replicas && failed(results = runReplicas(func, *arguments, *values,
+                                               feedsBack, names, mode)))
+    return 1;
+  for (unsigned step = 1; step <= steps && !replicas; ++step) {
     results = mesh ? runOnMesh(program, program.functions, *mesh, *values,
                                carry, mode)
                    : interp::evaluateFunction(func, *values, mode);
