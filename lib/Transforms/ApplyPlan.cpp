@@ -25,6 +25,7 @@
 #include "parc/Transforms/Pipeline.h"
 #include "parc/Transforms/Recompute.h"
 #include "parc/Transforms/StaleWeights.h"
+#include "parc/Transforms/TensorSharding.h"
 
 #include "mlir/IR/Builders.h"
 #include "parc/Support/InputFile.h"
@@ -180,6 +181,14 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
                 "'dp', which the mesh does not have";
     if (localSgd && plan.pipeline)
       return error(at.dataParallel) << "local SGD with a pipeline is not built";
+    for (const NamedSharding &sharding : plan.shardings)
+      for (const std::vector<std::string> &dim : sharding.dims)
+        if (localSgd && llvm::is_contained(dim, "dp"))
+          return error(sharding.location)
+                 << "'" << sharding.name
+                 << "' is sharded over 'dp', but under local SGD each dp "
+                    "rank holds a whole replica (the train step is written "
+                    "at one replica's batch)";
     if (localSgd && plan.zero.value_or(0) > 0)
       return error(at.zero) << "local SGD keeps a whole replica per rank, so "
                                "it does not shard state with ZeRO";
@@ -418,6 +427,21 @@ LogicalResult ApplyPlanPass::markLocalSgd(const Plan &plan) {
       continue;
     func->setAttr(kLocalSgdAttrName, getLocalSgdAttr(&getContext(), config));
     marked = true;
+    // The step runs on the mesh even when the plan shards nothing (a
+    // replica per rank): its data is pinned whole where the plan is silent.
+    FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
+    if (failed(arguments))
+      return failure();
+    for (const ModelArgument &argument : *arguments)
+      if ((argument.role == ArgumentRole::Input ||
+           argument.role == ArgumentRole::Label) &&
+          !func.getArgAttr(argument.index,
+                           dist::DistDialect::kPlanShardingAttrName))
+        func.setArgAttr(
+            argument.index, dist::DistDialect::kPlanShardingAttrName,
+            TensorSharding::replicated(argument.type.getRank())
+                .toAttr(&getContext(),
+                        FlatSymbolRefAttr::get(&getContext(), "mesh")));
   }
   if (!marked)
     return error(plan.locations.dataParallel)

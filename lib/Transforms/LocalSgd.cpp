@@ -1,16 +1,15 @@
 //===- LocalSgd.cpp - a replica's step, local to its rank -----------------===//
 //
-// After partitioning, a value summed over the batch (the loss, every
-// gradient, batch statistics) is a pending sum over the replica axis that
-// an all_reduce settles. In a replica's own step it is instead this rank's
-// estimate of that sum from its shard: its part times the axis size (the
-// shard's mean where the model divides by the whole batch). With averaging
-// every step this is ordinary data parallelism for SGD, whose update is
-// linear in the gradient. The loss and other metrics a step returns stay
-// all-reduced: they report the whole batch (the mean over the replicas).
+// A local SGD train step is written at one replica's batch and partitioned
+// with nothing split over the replica axis, so each rank of that axis runs
+// a whole replica. What makes the replicas differ is their data: each
+// input and label becomes replica r's block of a batch the axis size times
+// larger (its sharding gains the axis on dimension 0, so the launcher loads
+// or draws that block). The scalar metrics a step returns (the loss) are
+// averaged over the replicas, so they report the whole batch. The
+// executables average the replicas' state every `sync_every` steps.
 //
 //===----------------------------------------------------------------------===//
-
 #include "parc/Transforms/LocalSgd.h"
 
 #include "dist/IR/DistOps.h"
@@ -18,6 +17,7 @@
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Transforms/TensorSharding.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
@@ -81,77 +81,73 @@ void LocalSgdPass::runOnOperation() {
                    "--parc-partition first");
     return signalPassFailure();
   }
-  StringRef axis = (*config)->axis;
+  MLIRContext *context = func.getContext();
+  StringAttr axis = StringAttr::get(context, (*config)->axis);
   std::optional<int64_t> replicas = mesh.getAxisSize(axis);
   if (!replicas) {
-    func.emitError() << "local SGD's axis '" << axis << "' is not an axis of @"
-                     << mesh.getSymName();
+    func.emitError() << "local SGD's axis '" << axis.getValue()
+                     << "' is not an axis of @" << mesh.getSymName();
     return signalPassFailure();
   }
-  // Results named like no argument are metrics, reported for the batch.
-  llvm::StringSet<> argumentNames;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (auto name =
-            func.getArgAttrOfType<StringAttr>(i, ParcDialect::kNameAttrName))
-      argumentNames.insert(name.getValue());
-  SmallVector<std::string> resultNames = getResultNames(func);
-  auto isMetricUse = [&](OpOperand &use) {
-    return isa<func::ReturnOp>(use.getOwner()) &&
-           !argumentNames.contains(resultNames[use.getOperandNumber()]);
-  };
-
-  SmallVector<dist::AllReduceOp> sums;
   WalkResult walk = func.walk([&](dist::CommunicationOpInterface op) {
-    auto axes = op.getGroupAxes().getAsValueRange<StringAttr>();
-    if (!llvm::is_contained(axes, axis))
+    if (!llvm::is_contained(op.getGroupAxes(), axis))
       return WalkResult::advance();
-    auto allReduce = dyn_cast<dist::AllReduceOp>(op.getOperation());
-    if (allReduce && allReduce.getReduction() == dist::ReductionKind::Sum)
-      sums.push_back(allReduce);
-    else if (!isa<dist::AllSliceOp, dist::AxisIndexOp>(op.getOperation())) {
-      op->emitError() << "a replica of local SGD trains on its own, so '"
-                      << op->getName() << "' over '" << axis
-                      << "' has no meaning in its step";
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
+    op->emitError() << "a replica of local SGD trains on its own, but this "
+                       "collective is over '"
+                    << axis.getValue()
+                    << "' (is a value of the step sharded over it?)";
+    return WalkResult::interrupt();
   });
   if (walk.wasInterrupted())
     return signalPassFailure();
 
-  for (dist::AllReduceOp sum : sums) {
-    SmallVector<Attribute> rest;
-    for (Attribute other : sum.getAxes())
-      if (cast<StringAttr>(other).getValue() != axis)
-        rest.push_back(other);
-    OpBuilder b(sum);
-    Location loc = sum.getLoc();
-    Value part = sum.getInput();
-    if (!rest.empty()) {
-      auto inner = dist::AllReduceOp::create(
-          b, loc, part.getType(), part, sum.getMeshAttr(), b.getArrayAttr(rest),
-          sum.getReductionAttr());
-      inner->setDiscardableAttrs(sum->getDiscardableAttrDictionary());
-      part = inner;
-    }
-    auto type = cast<RankedTensorType>(part.getType());
-    if (!isa<FloatType>(type.getElementType())) {
-      sum.emitError() << "local SGD scales a replica's part of a sum over '"
-                      << axis << "', which needs floats, not "
-                      << type.getElementType();
+  FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
+  if (failed(arguments))
+    return signalPassFailure();
+  llvm::StringSet<> argumentNames;
+  for (const ModelArgument &argument : *arguments) {
+    argumentNames.insert(argument.name);
+    if (argument.role != ArgumentRole::Input &&
+        argument.role != ArgumentRole::Label)
+      continue;
+    if (argument.type.getRank() == 0) {
+      func.emitError() << "local SGD gives each replica its block of the "
+                          "batch along dimension 0, but '"
+                       << argument.name << "' is a scalar";
       return signalPassFailure();
     }
-    auto scalarType = RankedTensorType::get({}, type.getElementType());
+    auto sharding = func.getArgAttrOfType<dist::ShardingAttr>(
+        argument.index, dist::DistDialect::kShardingAttrName);
+    TensorSharding layout =
+        sharding ? TensorSharding::fromAttr(sharding)
+                 : TensorSharding::replicated(argument.type.getRank());
+    layout.dims[0].insert(layout.dims[0].begin(), axis);
+    func.setArgAttr(argument.index, dist::DistDialect::kShardingAttrName,
+                    layout.toAttr(context, meshName));
+  }
+
+  // The metrics: scalar float results named like no argument.
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<std::string> resultNames = getResultNames(func);
+  OpBuilder b(ret);
+  for (OpOperand &operand : ret->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type || type.getRank() != 0 ||
+        !isa<FloatType>(type.getElementType()) ||
+        argumentNames.contains(resultNames[operand.getOperandNumber()]))
+      continue;
+    Location loc = operand.get().getLoc();
+    auto sum = dist::AllReduceOp::create(
+        b, loc, type, operand.get(), meshName, b.getArrayAttr({axis}),
+        dist::ReductionKindAttr::get(context, dist::ReductionKind::Sum));
     auto count = ConstantOp::create(
         b, loc,
         DenseElementsAttr::get(
-            scalarType, b.getFloatAttr(type.getElementType(), *replicas)));
-    auto estimate = MulOp::create(b, loc, part, count);
-    for (Operation *created : {count.getOperation(), estimate.getOperation()})
-      created->setDiscardableAttrs(sum->getDiscardableAttrDictionary());
-    sum.getResult().replaceUsesWithIf(
-        estimate, [&](OpOperand &use) { return !isMetricUse(use); });
-    if (sum.getResult().use_empty())
-      sum.erase();
+            type, b.getFloatAttr(type.getElementType(), *replicas)));
+    auto mean = DivOp::create(b, loc, sum, count);
+    for (Operation *created :
+         {sum.getOperation(), count.getOperation(), mean.getOperation()})
+      setPhase(created, Phase::Update);
+    operand.set(mean);
   }
 }

@@ -55,10 +55,20 @@ struct CompiledFigures {
   int64_t staleWeightBytes = 0;
   int64_t carriedActivationBytes = 0;
   SmallVector<CollectiveRecord> collectives;
+  /// Local SGD's averaging of the replicas, which the launcher runs every
+  /// `syncEvery` steps: one all_reduce per averaged tensor.
+  struct Averaging {
+    std::string axis;
+    int64_t replicas = 1, syncEvery = 1, tensors = 0, bytes = 0;
+    /// Bytes one rank sends per averaging (ring all_reduce: 2(n-1)/n).
+    double getTrafficBytes() const;
+  };
+  std::optional<Averaging> averaging;
   /// The arena's peak less this is space its placement leaves unused.
   PeakComposition peak;
 
-  /// Bytes one rank sends per step.
+  /// Bytes one rank sends per step, local SGD's averaging spread over the
+  /// steps between averagings.
   double getTrafficBytes() const;
 };
 

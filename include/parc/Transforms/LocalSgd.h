@@ -1,11 +1,12 @@
 //===- LocalSgd.h - one replica per data-parallel rank ----------*- C++ -*-===//
 //
 // Local SGD (parameter averaging): each coordinate of a mesh axis trains its
-// own replica of the model on its shard of the batch, and every
-// `syncEvery` steps the replicas' parameters and buffers (and optionally
-// their optimizer state) are averaged. --parc-apply-plan marks the train
-// step with `dist.local_sgd`; after partitioning, --parc-local-sgd makes
-// each replica's step local; the executables average between steps.
+// own replica of the model, a train step written at one replica's batch, on
+// its block of the batch, and every `syncEvery` steps the replicas'
+// parameters and buffers (and optionally their optimizer state) are
+// averaged. --parc-apply-plan marks the train step with `dist.local_sgd`;
+// after partitioning, --parc-local-sgd gives each replica its block of the
+// data; the executables average between steps.
 //
 //===----------------------------------------------------------------------===//
 

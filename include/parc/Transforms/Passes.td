@@ -177,13 +177,13 @@ def LocalSgdPass : Pass<"parc-local-sgd", "::mlir::func::FuncOp"> {
   let description = [{
     Runs after --parc-partition on a function that --parc-apply-plan marked
     `dist.local_sgd` (a plan's `"data_parallel": {"sync": "local-sgd"}`);
-    does nothing to others. Each coordinate of the marked axis is a replica
-    that steps on its own shard of the batch: a sum all-reduced over the
-    axis becomes this rank's part times the axis size (the shard's estimate
-    of the whole batch's sum), except where a step returns it as a metric
-    (the loss reports the whole batch). Other collectives over the axis are
-    an error. The executables average the replicas every `sync_every`
-    steps (runtime.md).
+    does nothing to others. The step is written at one replica's batch and
+    nothing of it is split over the marked axis, whose coordinates are the
+    replicas: each input and label becomes the replica's block (along
+    dimension 0) of a batch the axis size times larger, and each scalar
+    metric the step returns (the loss) the replicas' mean. A collective
+    over the axis is an error. The executables average the replicas every
+    `sync_every` steps (runtime.md).
   }];
   let dependentDialects = ["::mlir::parc::ParcDialect"];
 }

@@ -152,7 +152,7 @@ Plan makeFullPlan() {
   plan.recomputeLayers = {{0, 1}};
   plan.precision = Precision::BF16Mixed;
   plan.batch = BatchPlan{512, 2};
-  plan.dataParallel = DataParallelPlan{DataParallelSync::AllReduce};
+  plan.dataParallel = DataParallelPlan{DataParallelSync::LocalSgd, 4, true};
   Prediction predicted;
   predicted.stepTimeS = 13.9;
   predicted.tflopsPerGpu = 151;
@@ -194,7 +194,9 @@ const char *const kFullPlanText = R"({
     "micro": 2
   },
   "data_parallel": {
-    "sync": "allreduce"
+    "sync": "local-sgd",
+    "sync_every": 4,
+    "average_optimizer_state": true
   },
   "predicted": {
     "step_time_s": 13.9,
@@ -377,8 +379,15 @@ TEST(PlanTest, Errors) {
             "\"global\", \"micro\")");
   EXPECT_EQ(planError("{\"mesh\": {\"dp\": 2}, \"data_parallel\": {\"sync\": "
                       "\"ps\"}}"),
-            "plan.json:1:47: \"sync\" must be one of \"allreduce\", not the "
-            "string \"ps\"");
+            "plan.json:1:47: \"sync\" must be one of \"allreduce\", "
+            "\"local-sgd\", not the string \"ps\"");
+  EXPECT_EQ(planError("{\"mesh\": {\"dp\": 2}, \"data_parallel\": {\"sync\": "
+                      "\"local-sgd\", \"sync_every\": 0}}"),
+            "plan.json:1:74: \"sync_every\" must be at least 1, not 0");
+  EXPECT_EQ(planError("{\"mesh\": {\"dp\": 2}, \"data_parallel\": "
+                      "{\"average_optimizer_state\": 1}}"),
+            "plan.json:1:66: \"average_optimizer_state\" must be true or "
+            "false, not 1");
   EXPECT_EQ(
       planError("{\"mesh\": {\"dp\": 2}, \"predicted\": {\"mfu\": -0.1}}"),
       "plan.json:1:42: \"mfu\" must be zero or positive, not -0.1");
