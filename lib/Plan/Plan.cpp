@@ -21,7 +21,9 @@ constexpr StringRef kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b",
                                         "zb-h1", "pipedream-2bw"};
 constexpr StringRef kRecomputeNames[] = {"none", "selective", "full"};
 constexpr StringRef kPrecisionNames[] = {"f32", "bf16-mixed", "f16-mixed"};
-constexpr StringRef kSyncNames[] = {"allreduce", "local-sgd"};
+constexpr StringRef kSyncNames[] = {"allreduce", "parameter-server",
+                                    "local-sgd"};
+constexpr StringRef kPlacementNames[] = {"colocated", "dedicated"};
 
 // The keys of each object, in the order writePlan writes them.
 constexpr StringRef kPlanKeys[] = {
@@ -31,8 +33,8 @@ constexpr StringRef kPlanKeys[] = {
 constexpr StringRef kPipelineKeys[] = {"axis", "microbatches", "schedule",
                                        "virtual_stages", "layers_per_stage"};
 constexpr StringRef kBatchKeys[] = {"global", "micro"};
-constexpr StringRef kDataParallelKeys[] = {"sync", "sync_every",
-                                           "average_optimizer_state"};
+constexpr StringRef kDataParallelKeys[] = {
+    "sync", "servers", "placement", "sync_every", "average_optimizer_state"};
 constexpr StringRef kPredictedKeys[] = {"step_time_s",
                                         "tflops_per_gpu",
                                         "mfu",
@@ -248,6 +250,11 @@ Error PlanReader::readDataParallel(const Value &value) {
   DataParallelPlan dataParallel;
   if (Error error = object->readChoice("sync", dataParallel.sync, kSyncNames))
     return error;
+  if (Error error = object->read("servers", dataParallel.servers, 1))
+    return error;
+  if (Error error = object->readChoice("placement", dataParallel.placement,
+                                       kPlacementNames))
+    return error;
   if (Error error = object->read("sync_every", dataParallel.syncEvery, 1))
     return error;
   if (Error error = object->read("average_optimizer_state",
@@ -350,6 +357,10 @@ StringRef mlir::parc::getPrecisionName(Precision precision) {
 
 StringRef mlir::parc::getDataParallelSyncName(DataParallelSync sync) {
   return kSyncNames[static_cast<size_t>(sync)];
+}
+
+StringRef mlir::parc::getServerPlacementName(ServerPlacement placement) {
+  return kPlacementNames[static_cast<size_t>(placement)];
 }
 
 static Value makeIntegerArray(ArrayRef<int64_t> integers) {
@@ -463,6 +474,12 @@ std::string mlir::parc::writePlan(const Plan &plan) {
     if (plan.dataParallel->sync)
       dataParallel.add("sync", Value::makeString(getDataParallelSyncName(
                                    *plan.dataParallel->sync)));
+    if (plan.dataParallel->servers)
+      dataParallel.add("servers",
+                       Value::makeInteger(*plan.dataParallel->servers));
+    if (plan.dataParallel->placement)
+      dataParallel.add("placement", Value::makeString(getServerPlacementName(
+                                        *plan.dataParallel->placement)));
     if (plan.dataParallel->syncEvery)
       dataParallel.add("sync_every",
                        Value::makeInteger(*plan.dataParallel->syncEvery));

@@ -168,14 +168,46 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
   }
   if (const std::optional<DataParallelPlan> &dataParallel = plan.dataParallel) {
     bool localSgd = dataParallel->sync == DataParallelSync::LocalSgd;
+    bool server = dataParallel->sync == DataParallelSync::ParameterServer;
+    if (!server && (dataParallel->servers || dataParallel->placement))
+      return error(at.dataParallel)
+             << "\"servers\" and \"placement\" are for \"sync\": "
+                "\"parameter-server\"";
+    std::optional<int64_t> dp;
+    for (const MeshAxis &axis : plan.mesh)
+      if (axis.name == "dp")
+        dp = axis.size;
+    if (server) {
+      ServerPlacement placement =
+          dataParallel->placement.value_or(ServerPlacement::Colocated);
+      int64_t servers = dataParallel->servers.value_or(dp.value_or(1));
+      if (!dp)
+        return error(at.dataParallel)
+               << "a parameter server serves the data-parallel ranks of the "
+                  "mesh axis 'dp', which the mesh does not have";
+      if (placement == ServerPlacement::Colocated && servers > *dp)
+        return error(at.dataParallel)
+               << servers << " colocated servers on " << *dp
+               << " data-parallel ranks: each rank runs at most one server";
+      if (plan.zero.value_or(0) > 0)
+        return error(at.zero) << "a parameter server keeps the optimizer "
+                                 "state on its servers; \"zero\" must be 0";
+      if (placement == ServerPlacement::Dedicated)
+        return error(at.dataParallel)
+               << "dedicated server ranks are not built yet (parc-plan "
+                  "prices them)";
+      if (servers < *dp)
+        return error(at.dataParallel)
+               << servers << " colocated servers on " << *dp
+               << " data-parallel ranks are not built yet: parc builds one "
+                  "server per rank (parc-plan prices fewer)";
+    }
     if (!localSgd &&
         (dataParallel->syncEvery || dataParallel->averageOptimizerState))
       return error(at.dataParallel)
              << "\"sync_every\" and \"average_optimizer_state\" are for "
                 "\"sync\": \"local-sgd\"";
-    if (localSgd && !llvm::any_of(plan.mesh, [](const MeshAxis &axis) {
-          return axis.name == "dp";
-        }))
+    if (localSgd && !dp)
       return error(at.dataParallel)
              << "local SGD trains a replica per coordinate of the mesh axis "
                 "'dp', which the mesh does not have";
@@ -286,7 +318,14 @@ static SmallVector<Attribute> getZeroLayout(ShapedType type,
 // gradients are scattered.
 LogicalResult ApplyPlanPass::layOutModelState(const Plan &plan,
                                               dist::MeshOp mesh) {
-  int64_t stage = plan.zero.value_or(0);
+  // A parameter server with a server on every data-parallel rank, each
+  // owning 1/dp of every tensor (BytePS's partitioning), is ZeRO-1's layout:
+  // the push is a reduce-scatter, each server updates its part, the pull is
+  // an all-gather.
+  bool serverOnEveryRank =
+      plan.dataParallel &&
+      plan.dataParallel->sync == DataParallelSync::ParameterServer;
+  int64_t stage = serverOnEveryRank ? 1 : plan.zero.value_or(0);
   std::optional<int64_t> dp = mesh.getAxisSize("dp");
   if (stage > 0 && !dp)
     return error(plan.locations.zero)
@@ -401,6 +440,11 @@ LogicalResult ApplyPlanPass::layOutModelState(const Plan &plan,
       }
     }
   }
+  if (serverOnEveryRank && !anyUpdate)
+    return error(plan.locations.dataParallel)
+           << "a parameter server updates a train step's parameters, but the "
+              "model has no optimizer update (make one with "
+              "--parc-make-train-step)";
   if (stage > 0 && !anyUpdate)
     return error(plan.locations.zero)
            << "\"zero\": " << stage
@@ -421,10 +465,20 @@ LogicalResult ApplyPlanPass::markLocalSgd(const Plan &plan) {
       plan.dataParallel->averageOptimizerState.value_or(false)};
   bool marked = false;
   for (auto func : getOperation().getOps<func::FuncOp>()) {
-    bool steps = false;
-    func.walk([&](OptimizerUpdateOpInterface) { steps = true; });
+    bool steps = false, masters = false;
+    func.walk([&](OptimizerUpdateOpInterface update) {
+      steps = true;
+      Value updated = update.getUpdatedParameter();
+      masters |= getSteppedParameter(func, updated) != updated;
+    });
     if (!steps)
       continue;
+    // The replicas' weights would be their f32 masters, and the bf16 copies
+    // the step rounds from them must follow the averaged masters.
+    if (masters)
+      return error(plan.locations.dataParallel)
+             << "local SGD with mixed precision (f32 master weights) is not "
+                "built";
     func->setAttr(kLocalSgdAttrName, getLocalSgdAttr(&getContext(), config));
     marked = true;
     // The step runs on the mesh even when the plan shards nothing (a

@@ -20,6 +20,29 @@ namespace mlir::parc {
 using namespace mlir;
 using namespace mlir::parc;
 
+/// A whole value as a pending sum over `axes`: the first rank of each group
+/// keeps it and the others hold zeros, an exact sum. ZeRO pins each gradient
+/// as a pending sum, and a backward pass may compute one whole (batch norm's,
+/// from statistics of the whole batch).
+static Value keepOnFirstRanks(OpBuilder &b, Location loc, dist::MeshOp mesh,
+                              Value value, ArrayRef<StringAttr> axes) {
+  auto index = RankedTensorType::get({}, b.getI64Type());
+  Value coordinate = dist::AxisIndexOp::create(
+      b, loc, index, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      b.getArrayAttr(SmallVector<Attribute>(axes.begin(), axes.end())));
+  Value first = ConstantOp::create(
+      b, loc, DenseElementsAttr::get(index, b.getI64IntegerAttr(0)));
+  Value isFirst = CompareOp::create(
+      b, loc,
+      ComparisonPredicateAttr::get(b.getContext(), ComparisonPredicate::Eq),
+      coordinate, first);
+  Type element = cast<ShapedType>(value.getType()).getElementType();
+  auto scalar = RankedTensorType::get({}, element);
+  Value zero = ConstantOp::create(
+      b, loc, DenseElementsAttr::get(scalar, b.getZeroAttr(element)));
+  return SelectOp::create(b, loc, isFirst, value, zero);
+}
+
 namespace {
 
 class Partitioner {
@@ -250,9 +273,19 @@ LogicalResult Partitioner::run() {
       {
         // Done with the built ops before fail() frees them.
         BuiltOpTags keepTags(builder, constraint);
-        local = reshard(
-            builder, constraint.getLoc(), mesh, mapping.lookup(input),
-            cast<RankedTensorType>(input.getType()), layouts.at(input), pinned);
+        Value value = mapping.lookup(input);
+        TensorSharding from = layouts.at(input);
+        AxisList summed;
+        for (StringAttr axis : pinned.partial)
+          if (!from.usesAxis(axis))
+            summed.push_back(axis);
+        if (!summed.empty()) {
+          value = keepOnFirstRanks(builder, constraint.getLoc(), mesh, value,
+                                   summed);
+          llvm::append_range(from.partial, summed);
+        }
+        local = reshard(builder, constraint.getLoc(), mesh, value,
+                        cast<RankedTensorType>(input.getType()), from, pinned);
       }
       if (failed(local))
         return fail();

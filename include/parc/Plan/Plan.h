@@ -101,15 +101,27 @@ struct BatchPlan {
   std::optional<int64_t> micro;
 };
 
-/// AllReduce settles every gradient each step; LocalSgd trains one
-/// replica per data-parallel rank on its shard of the batch and averages
-/// the replicas every `syncEvery` steps (parameter averaging).
-enum class DataParallelSync { AllReduce, LocalSgd };
-/// "allreduce", "local-sgd".
+/// AllReduce settles every gradient each step; ParameterServer pushes each
+/// gradient to the servers owning its parts, which update them, and pulls
+/// the new values; LocalSgd trains one replica per data-parallel rank on
+/// its shard of the batch and averages the replicas every `syncEvery` steps
+/// (parameter averaging).
+enum class DataParallelSync { AllReduce, ParameterServer, LocalSgd };
+/// "allreduce", "parameter-server", "local-sgd".
 llvm::StringRef getDataParallelSyncName(DataParallelSync sync);
+
+/// Where a parameter server's servers run: on the data-parallel ranks
+/// themselves, or on ranks of their own.
+enum class ServerPlacement { Colocated, Dedicated };
+/// "colocated", "dedicated".
+llvm::StringRef getServerPlacementName(ServerPlacement placement);
 
 struct DataParallelPlan {
   std::optional<DataParallelSync> sync;
+  /// Parameter server: how many servers (at least 1; colocated: at most
+  /// the data-parallel ranks, which is the default) and where they run.
+  std::optional<int64_t> servers;
+  std::optional<ServerPlacement> placement;
   /// Local SGD: steps between averagings; at least 1.
   std::optional<int64_t> syncEvery;
   /// Local SGD: whether the optimizer state is averaged with the

@@ -152,7 +152,8 @@ Plan makeFullPlan() {
   plan.recomputeLayers = {{0, 1}};
   plan.precision = Precision::BF16Mixed;
   plan.batch = BatchPlan{512, 2};
-  plan.dataParallel = DataParallelPlan{DataParallelSync::LocalSgd, 4, true};
+  plan.dataParallel = DataParallelPlan{DataParallelSync::ParameterServer, 4,
+                                       ServerPlacement::Dedicated};
   Prediction predicted;
   predicted.stepTimeS = 13.9;
   predicted.tflopsPerGpu = 151;
@@ -194,9 +195,9 @@ const char *const kFullPlanText = R"({
     "micro": 2
   },
   "data_parallel": {
-    "sync": "local-sgd",
-    "sync_every": 4,
-    "average_optimizer_state": true
+    "sync": "parameter-server",
+    "servers": 4,
+    "placement": "dedicated"
   },
   "predicted": {
     "step_time_s": 13.9,
@@ -380,7 +381,15 @@ TEST(PlanTest, Errors) {
   EXPECT_EQ(planError("{\"mesh\": {\"dp\": 2}, \"data_parallel\": {\"sync\": "
                       "\"ps\"}}"),
             "plan.json:1:47: \"sync\" must be one of \"allreduce\", "
-            "\"local-sgd\", not the string \"ps\"");
+            "\"parameter-server\", \"local-sgd\", not the string \"ps\"");
+  EXPECT_EQ(planError("{\"mesh\": {\"dp\": 2}, \"data_parallel\": {\"sync\": "
+                      "\"local-sgd\", \"sync_every\": 4, "
+                      "\"average_optimizer_state\": true, \"servers\": 0}}"),
+            "plan.json:1:121: \"servers\" must be at least 1, not 0");
+  EXPECT_EQ(planError("{\"mesh\": {\"dp\": 2}, \"data_parallel\": "
+                      "{\"placement\": \"remote\"}}"),
+            "plan.json:1:52: \"placement\" must be one of \"colocated\", "
+            "\"dedicated\", not the string \"remote\"");
   EXPECT_EQ(planError("{\"mesh\": {\"dp\": 2}, \"data_parallel\": {\"sync\": "
                       "\"local-sgd\", \"sync_every\": 0}}"),
             "plan.json:1:74: \"sync_every\" must be at least 1, not 0");
