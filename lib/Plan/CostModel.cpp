@@ -64,6 +64,44 @@ double CostModel::getPointToPointTime(double bytes,
                   cluster.efficiency.collective);
 }
 
+ParameterServerTraffic
+mlir::parc::getParameterServerTraffic(double gradientBytes, int64_t workers,
+                                      int64_t servers,
+                                      ServerPlacement placement) {
+  double n = double(workers), k = double(std::max<int64_t>(1, servers));
+  ParameterServerTraffic traffic;
+  if (workers <= 1 && placement == ServerPlacement::Colocated)
+    return traffic;
+  if (placement == ServerPlacement::Dedicated) {
+    traffic.worker = gradientBytes;
+    traffic.busiest = std::max(gradientBytes, gradientBytes * n / k);
+    return traffic;
+  }
+  traffic.busiest = gradientBytes * (n + k - 2) / k;
+  traffic.worker = servers < workers ? gradientBytes : traffic.busiest;
+  return traffic;
+}
+
+double CostModel::getParameterServerTime(double gradientBytes, int64_t workers,
+                                         int64_t servers,
+                                         ServerPlacement placement,
+                                         const GroupPlacement &group) const {
+  ParameterServerTraffic traffic =
+      getParameterServerTraffic(gradientBytes, workers, servers, placement);
+  if (traffic.busiest <= 0)
+    return 0;
+  bool colocated = placement == ServerPlacement::Colocated;
+  double bandwidth =
+      colocated ? getBusBandwidth(group) : cluster.interNode.bandwidth;
+  double latency =
+      colocated ? getLinkLatency(group) : cluster.interNode.latency;
+  // A message per peer each way: a colocated server has the other n - 1
+  // ranks (the ring's 2 (n - 1) steps), a dedicated one the n workers.
+  int64_t peers = colocated ? workers - 1 : std::max(workers, servers);
+  return cluster.collectiveWait + 2 * peers * latency +
+         traffic.busiest / (bandwidth * cluster.efficiency.collective);
+}
+
 double mlir::parc::getBubbleFraction(PipelineSchedule schedule, int64_t stages,
                                      int64_t microbatches,
                                      int64_t virtualStages) {

@@ -59,6 +59,12 @@ getNodesWithArrivingSplit(const ModelGraph &graph,
   return carried;
 }
 
+/// Whether `plan` splits the batch over dp; local SGD's replicas each take a
+/// whole step of their own batch instead.
+static bool splitsBatchOverDp(const EvaluatedPlan &plan) {
+  return plan.dp > 1 && plan.sync != DataParallelSync::LocalSgd;
+}
+
 /// Adds dp in front of the other axes of the first dimension of a tensor
 /// with factors `dims` of `node`'s rule that spans the batch (dp splits only
 /// the batch).
@@ -101,7 +107,7 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
       continue;
     TensorSharding layout = strategy.layouts[*node][0];
     if (role.getValue() != "param") {
-      if (chosen.dp > 1 && !layout.dims.empty())
+      if (splitsBatchOverDp(chosen) && !layout.dims.empty())
         layout.dims[0].insert(layout.dims[0].begin(),
                               StringAttr::get(func.getContext(), "dp"));
     }
@@ -134,7 +140,7 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
     layout.partial.clear();
     if (!name && layout.isReplicated())
       continue;
-    if (chosen.dp > 1)
+    if (splitsBatchOverDp(chosen))
       addDataParallelAxis(layout, graph.getNodes()[node],
                           graph.getNodes()[node].rule.getResults()[0],
                           func.getContext());
@@ -171,7 +177,7 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
         continue;
       wanted.partial.clear();
       const GraphNode &consumer = graph.getNodes()[node];
-      if (chosen.dp > 1)
+      if (splitsBatchOverDp(chosen))
         addDataParallelAxis(wanted, consumer,
                             consumer.rule.getOperands()[edge->operand],
                             func.getContext());
@@ -199,6 +205,17 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
     plan.pipeline = pipeline;
   }
   plan.zero = chosen.zero;
+  if (chosen.sync != DataParallelSync::AllReduce) {
+    DataParallelPlan dataParallel;
+    dataParallel.sync = chosen.sync;
+    if (chosen.sync == DataParallelSync::ParameterServer) {
+      dataParallel.servers = chosen.servers;
+      dataParallel.placement = chosen.placement;
+    } else {
+      dataParallel.syncEvery = chosen.syncEvery;
+    }
+    plan.dataParallel = dataParallel;
+  }
   plan.recompute = chosen.recompute;
   plan.precision =
       options.dtype == "bf16" ? Precision::BF16Mixed : Precision::F32;
@@ -263,7 +280,7 @@ mlir::parc::findBackwardLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
     // A pin is whole: it would reduce a pending sum where it stands.
     if (!found || !wanted.partial.empty() || !found->partial.empty())
       continue;
-    if (plan.dp > 1)
+    if (splitsBatchOverDp(plan))
       addDataParallelAxis(wanted, node, node.rule.getResults()[0],
                           step.getContext());
     std::vector<std::vector<std::string>> dims = toAxisNames(wanted);
@@ -311,28 +328,61 @@ static void printPlanDetails(llvm::raw_ostream &os, const EvaluatedPlan &plan,
   }
   os << bullet << "communication per rank and step: "
      << gib(plan.commBytesPerRank) << "\n";
+  if (plan.sync == DataParallelSync::ParameterServer)
+    os << bullet << "data-parallel sync: parameter server, "
+       << getServerPlacementName(plan.placement) << ", " << plan.servers
+       << " servers: a worker sends " << gib(plan.workerSyncBytes)
+       << " per step, the busiest rank " << gib(plan.busiestSyncBytes)
+       << " (a ring all-reduce: " << gib(plan.ringSyncBytes) << " per rank)\n";
+  if (plan.sync == DataParallelSync::LocalSgd)
+    os << bullet << "data-parallel sync: local SGD, the replicas averaged "
+       << "every " << plan.syncEvery << " steps: " << gib(plan.workerSyncBytes)
+       << " per rank and step (a ring all-reduce of the gradients: "
+       << gib(plan.ringSyncBytes)
+       << "); between averagings each replica steps on its own batch, which "
+          "trains otherwise than synchronous SGD\n";
   os << bullet << "parc-compile builds it: "
      << (plan.buildable ? std::string("yes")
                         : "not yet (" + plan.notBuildable + ")")
      << "\n";
 }
 
-static std::string tableRow(const EvaluatedPlan &plan, size_t rank) {
+/// The synchronization as the alternatives table names it.
+static std::string describeSync(const EvaluatedPlan &plan) {
+  switch (plan.sync) {
+  case DataParallelSync::AllReduce:
+    return "allreduce";
+  case DataParallelSync::ParameterServer:
+    return llvm::formatv("ps {0} x{1}", getServerPlacementName(plan.placement),
+                         plan.servers);
+  case DataParallelSync::LocalSgd:
+    return "local-sgd /" + std::to_string(plan.syncEvery);
+  }
+  return "";
+}
+
+static std::string tableRow(const EvaluatedPlan &plan, size_t rank,
+                            bool withSync) {
   return llvm::formatv(
-      "| {0} | {1} | {2} | {3} | {4} | {5} | {6} | {7} | {8} | {9} | {10:f1} | "
-      "{11:f3} | {12} | {13} | {14:f1}% |",
-      rank, plan.dp, plan.tp, plan.pp, plan.microBatch, plan.zero,
-      getRecomputeName(plan.recompute), plan.sequenceParallel ? "on" : "off",
-      plan.schedule ? getPipelineScheduleName(*plan.schedule).str() +
-                          (plan.virtualStages > 1
-                               ? " v=" + std::to_string(plan.virtualStages)
-                               : "")
-                    : std::string("-"),
-      seconds(plan.stepTime), plan.tflopsPerGpu, plan.mfu,
-      gib(plan.memory.total()),
-      seconds(plan.time.tensorParallelComm + plan.time.pipelineComm +
-              plan.time.dataParallelComm),
-      100 * plan.bubbleFraction);
+             "| {0} | {1} | {2} | {3} | {4} | {5} | {6} | {7} | {8} | {9} | "
+             "{10:f1} | "
+             "{11:f3} | {12} | {13} | {14:f1}% |",
+             rank, plan.dp, plan.tp, plan.pp, plan.microBatch, plan.zero,
+             getRecomputeName(plan.recompute),
+             plan.sequenceParallel ? "on" : "off",
+             plan.schedule
+                 ? getPipelineScheduleName(*plan.schedule).str() +
+                       (plan.virtualStages > 1
+                            ? " v=" + std::to_string(plan.virtualStages)
+                            : "")
+                 : std::string("-"),
+             seconds(plan.stepTime), plan.tflopsPerGpu, plan.mfu,
+             gib(plan.memory.total()),
+             seconds(plan.time.tensorParallelComm + plan.time.pipelineComm +
+                     plan.time.dataParallelComm),
+             100 * plan.bubbleFraction)
+             .str() +
+         (withSync ? " " + describeSync(plan) + " |" : "");
 }
 
 /// What the chosen plan does differently from `baseline`, term by term.
@@ -414,14 +464,22 @@ void mlir::parc::printReport(llvm::raw_ostream &os, const SearchResult &result,
     explainAgainst(os, chosen, *baseline);
   }
   os << (markdown ? "\n## Alternatives\n\n" : "\nalternatives:\n");
+  size_t listed =
+      std::min(result.plans.size(), static_cast<size_t>(context.top + 1));
+  // A sync column only where a listed plan does not all-reduce.
+  bool withSync =
+      llvm::any_of(ArrayRef<EvaluatedPlan>(result.plans).take_front(listed),
+                   [](const EvaluatedPlan &plan) {
+                     return plan.sync != DataParallelSync::AllReduce;
+                   });
   os << "| # | dp | tp | pp | mb | zero | recompute | sp | schedule | step "
         "time | TFLOP/s/GPU | MFU | peak memory/rank | exposed comm | bubble "
-        "|\n";
-  os << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  for (size_t i = 0; i < result.plans.size() &&
-                     i < static_cast<size_t>(context.top + 1);
-       ++i)
-    os << tableRow(result.plans[i], i + 1) << "\n";
+        "|"
+     << (withSync ? " sync |" : "") << "\n";
+  os << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+     << (withSync ? "---|" : "") << "\n";
+  for (size_t i = 0; i < listed; ++i)
+    os << tableRow(result.plans[i], i + 1, withSync) << "\n";
   printRejected();
 }
 
@@ -438,6 +496,16 @@ static Json planJson(const EvaluatedPlan &plan) {
   entry["schedule"] =
       plan.schedule ? getPipelineScheduleName(*plan.schedule).str() : "none";
   entry["virtual_stages"] = plan.virtualStages;
+  entry["sync"] = getDataParallelSyncName(plan.sync).str();
+  if (plan.sync == DataParallelSync::ParameterServer) {
+    entry["servers"] = plan.servers;
+    entry["placement"] = getServerPlacementName(plan.placement).str();
+  }
+  if (plan.sync == DataParallelSync::LocalSgd)
+    entry["sync_every"] = plan.syncEvery;
+  entry["sync_bytes_per_rank"] = {{"worker", plan.workerSyncBytes},
+                                  {"busiest", plan.busiestSyncBytes},
+                                  {"ring_allreduce", plan.ringSyncBytes}};
   entry["step_time_s"] = plan.stepTime;
   entry["tflops_per_gpu"] = plan.tflopsPerGpu;
   entry["mfu"] = plan.mfu;

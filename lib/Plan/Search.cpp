@@ -27,6 +27,11 @@ std::string EvaluatedPlan::describe() const {
     text += " schedule=" + getPipelineScheduleName(*schedule).str();
   if (virtualStages > 1)
     text += " v=" + std::to_string(virtualStages);
+  if (sync == DataParallelSync::ParameterServer)
+    text += llvm::formatv(" sync=parameter-server({0},{1})",
+                          getServerPlacementName(placement), servers);
+  if (sync == DataParallelSync::LocalSgd)
+    text += " sync=local-sgd(" + std::to_string(syncEvery) + ")";
   return text;
 }
 
@@ -103,6 +108,10 @@ private:
                    const LayerFigures &layers, const SegmentCost &pre,
                    const SegmentCost &post) const;
   void checkBuildable(EvaluatedPlan &plan) const;
+  /// The data-parallel synchronizations priced on `dp` ranks: the fixed
+  /// one, or with `--space sync` the ring all-reduce and parameter servers
+  /// colocated and dedicated, one server per rank.
+  std::vector<EvaluatedPlan> getSyncChoices(int64_t dp) const;
   /// Why the model cannot be split into micro-batches, if it cannot.
   std::optional<std::string> findMicrobatchRefusal() const;
   /// Keeps `plan` if it fits in memory, else rejects it with the amount.
@@ -316,7 +325,34 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   bool overlap = options.overlapGradientReduction &&
                  costs.getCluster().overlapsCommunication;
   double dpTime = 0, dpBytes = 0;
-  if (dp > 1) {
+  if (dp > 1)
+    plan.ringSyncBytes = dist::getRingTrafficBytes(CollectiveKind::AllReduce,
+                                                   int64_t(gradientBytes), dp);
+  if (dp > 1 && plan.sync == DataParallelSync::ParameterServer) {
+    // The push follows the backward pass as the ring's reduction does
+    // (BytePS overlaps it the same way).
+    ParameterServerTraffic traffic = getParameterServerTraffic(
+        gradientBytes, dp, plan.servers, plan.placement);
+    dpTime = costs.getParameterServerTime(gradientBytes, dp, plan.servers,
+                                          plan.placement, dpGroup);
+    if (overlap)
+      dpTime = std::max(0.0, dpTime - stageTime * 2.0 / 3.0);
+    dpBytes = traffic.busiest;
+    plan.workerSyncBytes = traffic.worker;
+    plan.busiestSyncBytes = traffic.busiest;
+  } else if (dp > 1 && plan.sync == DataParallelSync::LocalSgd) {
+    // No gradient leaves its replica; every syncEvery steps the parameters
+    // (and the f32 masters) are averaged after the step, on the critical
+    // path.
+    double averagedBytes = stageParams * (mixed ? 6 : 4);
+    dpTime = costs.getCollectiveTime(CollectiveKind::AllReduce, averagedBytes,
+                                     dpGroup) /
+             double(plan.syncEvery);
+    dpBytes = dist::getRingTrafficBytes(CollectiveKind::AllReduce,
+                                        int64_t(averagedBytes), dp) /
+              double(plan.syncEvery);
+    plan.workerSyncBytes = plan.busiestSyncBytes = dpBytes;
+  } else if (dp > 1) {
     double allReduceBytes = dist::getRingTrafficBytes(
         CollectiveKind::AllReduce, int64_t(gradientBytes), dp);
     double gather =
@@ -338,16 +374,19 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
                             : 2 * gather + scatter);
       dpBytes = m * 1.5 * allReduceBytes;
     }
+    plan.workerSyncBytes = plan.busiestSyncBytes = dpBytes;
   }
   plan.time.dataParallelComm = dpTime;
   // The optimizer reads and writes its state, the parameters and the
   // gradients once; from ZeRO-1 on, this rank's shard of each (the update
   // runs on the shard whatever the stage keeps whole).
-  ModelStateBytes updated =
-      getModelStateBytes(stageParams, mixed, zero >= 1 ? 3 : 0, dp);
+  // A parameter server's servers update their parts, each 1/servers.
+  bool server = plan.sync == DataParallelSync::ParameterServer;
+  int64_t updaters = server ? plan.servers : zero >= 1 ? dp : 1;
+  ModelStateBytes updated = getModelStateBytes(
+      stageParams, mixed, updaters > 1 ? 3 : 0, std::max<int64_t>(1, updaters));
   plan.time.optimizer = costs.getKernelTime(
-      10 * stageParams / std::max<int64_t>(1, zero >= 1 ? dp : 1),
-      2 * updated.total());
+      10 * stageParams / std::max<int64_t>(1, updaters), 2 * updated.total());
   plan.stepTime = plan.time.total();
   double edgeBytes = (slowest == 0 ? pre.communicationBytes : 0) +
                      (slowest == plan.pp - 1 ? post.communicationBytes : 0);
@@ -412,6 +451,15 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     bool accumulating = plan.microbatches > 1;
     ModelStateBytes state =
         getModelStateBytes(stages.parameters[s], mixed, plan.zero, plan.dp);
+    // A parameter server's state is on its servers: a colocated one holds
+    // 1/servers of it (ZeRO-1's layout at one server per rank), a worker
+    // beside dedicated servers none.
+    if (plan.sync == DataParallelSync::ParameterServer)
+      state.optimizerState =
+          plan.placement == ServerPlacement::Dedicated
+              ? 0
+              : getModelStateBytes(stages.parameters[s], mixed, 1, plan.servers)
+                    .optimizerState;
     MemoryBreakdown base;
     base.parameters = state.parameters;
     base.optimizerState = state.optimizerState;
@@ -450,13 +498,59 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
   }
 }
 
+std::vector<EvaluatedPlan> Searcher::getSyncChoices(int64_t dp) const {
+  auto choice = [&](DataParallelSync sync, int64_t servers,
+                    ServerPlacement placement, int64_t syncEvery) {
+    EvaluatedPlan plan;
+    plan.sync = sync;
+    plan.servers = sync == DataParallelSync::ParameterServer ? servers : 0;
+    plan.placement = placement;
+    plan.syncEvery = syncEvery;
+    return plan;
+  };
+  const PlanChoice &fixed = options.fixed;
+  if (fixed.sync)
+    return {choice(*fixed.sync, fixed.servers.value_or(dp),
+                   fixed.placement.value_or(ServerPlacement::Colocated),
+                   fixed.syncEvery.value_or(1))};
+  std::vector<EvaluatedPlan> plans = {
+      choice(DataParallelSync::AllReduce, 0, ServerPlacement::Colocated, 1)};
+  if (options.space.sync && dp > 1)
+    for (ServerPlacement placement :
+         {ServerPlacement::Colocated, ServerPlacement::Dedicated})
+      plans.push_back(
+          choice(DataParallelSync::ParameterServer, dp, placement, 1));
+  return plans;
+}
+
 void Searcher::checkBuildable(EvaluatedPlan &plan) const {
   plan.buildable = false;
-  if (plan.zero >= 3 && plan.pp > 1)
+  bool localSgd = plan.sync == DataParallelSync::LocalSgd;
+  int64_t modelBatch =
+      localSgd ? options.globalBatch / plan.dp : options.globalBatch;
+  if (plan.sync == DataParallelSync::ParameterServer &&
+      (plan.placement == ServerPlacement::Dedicated || plan.servers != plan.dp))
+    plan.notBuildable =
+        plan.placement == ServerPlacement::Dedicated
+            ? "dedicated parameter-server ranks (parc builds colocated "
+              "servers, one per data-parallel rank)"
+            : "fewer colocated parameter servers than data-parallel ranks "
+              "(parc builds one per rank)";
+  else if (localSgd && (plan.pp > 1 || options.dtype == "bf16"))
+    plan.notBuildable = plan.pp > 1 ? "local SGD with a pipeline"
+                                    : "local SGD with mixed precision";
+  else if (localSgd && graph.getBatch() != modelBatch)
+    plan.notBuildable = "local SGD compiles the train step of one replica's "
+                        "batch, " +
+                        std::to_string(modelBatch) + ", and the model's is " +
+                        std::to_string(graph.getBatch()) +
+                        " (regenerate it with --batch " +
+                        std::to_string(modelBatch) + ")";
+  else if (plan.zero >= 3 && plan.pp > 1)
     plan.notBuildable = "ZeRO-3 under a pipeline (compiled, its stage holds "
                         "per micro-batch what it derives from gathered "
                         "weights, which the memory model does not count)";
-  else if (options.globalBatch != graph.getBatch())
+  else if (!localSgd && options.globalBatch != graph.getBatch())
     plan.notBuildable = "the model's batch is " +
                         std::to_string(graph.getBatch()) +
                         ", not the global batch (regenerate it with --batch " +
@@ -610,34 +704,47 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
             post.forwardTime + post.backwardTime + post.communicationTime,
             chunks);
         StageFigures stages = layOutStages(layers, pre, post, pp, v, sizes);
-        for (int64_t zero : choices<int64_t>(options.fixed.zero,
-                                             options.space.zero && dp > 1,
-                                             {0, 1, 2, 3}, 0)) {
-          EvaluatedPlan plan;
-          plan.dp = dp;
-          plan.tp = tp;
-          plan.pp = pp;
-          plan.microBatch = microBatch;
-          plan.microbatches = options.globalBatch / (dp * microBatch);
-          plan.zero = zero;
-          plan.virtualStages = v;
-          plan.sequenceParallel = solution.usesSequenceParallel;
-          plan.recompute = recompute;
-          plan.schedule = schedule;
-          plan.strategy = &solution;
-          plan.layersPerStage = stages.layers;
-          for (int64_t s = 0; s < pp; ++s)
-            plan.stageMicrobatchTime.push_back(stages.time[s] +
-                                               stages.recompute[s]);
-          plan.pointToPointTime = stages.pointToPoint;
-          plan.bubbleFraction =
-              schedule ? getBubbleFraction(*schedule, pp, plan.microbatches, v)
-                       : 0;
-          priceTime(plan, stages, layerCost, pre, post);
-          priceMemory(plan, stages, layers, pre, post);
-          checkBuildable(plan);
-          admit(std::move(plan));
-        }
+        for (int64_t zero :
+             choices<int64_t>(options.fixed.zero, options.space.zero && dp > 1,
+                              {0, 1, 2, 3}, 0))
+          for (EvaluatedPlan plan : getSyncChoices(dp)) {
+            // Both keep the optimizer state where they say: ZeRO shards it
+            // over the ranks, a parameter server on its servers.
+            if (zero > 0 && plan.sync != DataParallelSync::AllReduce)
+              continue;
+            if (plan.sync == DataParallelSync::ParameterServer &&
+                plan.placement == ServerPlacement::Colocated &&
+                plan.servers > dp) {
+              reject(mesh, llvm::formatv("{0} colocated servers on dp={1} "
+                                         "ranks: each runs at most one",
+                                         plan.servers, dp));
+              continue;
+            }
+            plan.dp = dp;
+            plan.tp = tp;
+            plan.pp = pp;
+            plan.microBatch = microBatch;
+            plan.microbatches = options.globalBatch / (dp * microBatch);
+            plan.zero = zero;
+            plan.virtualStages = v;
+            plan.sequenceParallel = solution.usesSequenceParallel;
+            plan.recompute = recompute;
+            plan.schedule = schedule;
+            plan.strategy = &solution;
+            plan.layersPerStage = stages.layers;
+            for (int64_t s = 0; s < pp; ++s)
+              plan.stageMicrobatchTime.push_back(stages.time[s] +
+                                                 stages.recompute[s]);
+            plan.pointToPointTime = stages.pointToPoint;
+            plan.bubbleFraction =
+                schedule
+                    ? getBubbleFraction(*schedule, pp, plan.microbatches, v)
+                    : 0;
+            priceTime(plan, stages, layerCost, pre, post);
+            priceMemory(plan, stages, layers, pre, post);
+            checkBuildable(plan);
+            admit(std::move(plan));
+          }
       }
     }
   }
@@ -714,6 +821,32 @@ FailureOr<SearchResult> mlir::parc::searchPlans(const ModelGraph &graph,
                                                 const SearchOptions &options,
                                                 std::string &error) {
   const PlanChoice &fixed = options.fixed;
+  bool server = fixed.sync == DataParallelSync::ParameterServer;
+  if (!server && (fixed.servers || fixed.placement)) {
+    error = "--fix servers and placement are for sync=parameter-server";
+    return failure();
+  }
+  if (fixed.sync != DataParallelSync::LocalSgd && fixed.syncEvery) {
+    error = "--fix sync_every is for sync=local-sgd";
+    return failure();
+  }
+  if (fixed.sync && *fixed.sync != DataParallelSync::AllReduce &&
+      fixed.zero.value_or(0) > 0) {
+    error = "--fix sync=" + getDataParallelSyncName(*fixed.sync).str() +
+            " keeps the optimizer state " +
+            (server ? "on its servers" : "whole on every replica") +
+            ", so zero must be 0";
+    return failure();
+  }
+  if (server && fixed.servers && fixed.dp &&
+      fixed.placement.value_or(ServerPlacement::Colocated) ==
+          ServerPlacement::Colocated &&
+      *fixed.servers > *fixed.dp) {
+    error = llvm::formatv("--fix servers={0} colocated on dp={1} ranks: each "
+                          "rank runs at most one server",
+                          *fixed.servers, *fixed.dp);
+    return failure();
+  }
   for (auto [name, value] : {std::pair{"tp", fixed.tp}, {"pp", fixed.pp},
                              {"dp", fixed.dp}})
     if (value && (*value < 1 || options.gpus % *value)) {

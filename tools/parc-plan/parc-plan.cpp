@@ -62,12 +62,16 @@ static cl::opt<double> memoryLimit(
 static cl::opt<std::string>
     space("space",
           cl::desc("Dimensions to search, a subset of "
-                   "dp,tp,sp,pp,zero,recompute,mb (default: all)"),
+                   "dp,tp,sp,pp,zero,recompute,mb,sync (default: all but "
+                   "sync, which compares the ring all-reduce with parameter "
+                   "servers)"),
           cl::cat(category));
 static cl::opt<std::string>
     fix("fix",
         cl::desc("Pinned choices, e.g. tp=8,pp=8,dp=4,mb=1,sp=on,zero=1,"
-                 "recompute=selective|full|none,schedule=1f1b,v=2"),
+                 "recompute=selective|full|none,schedule=1f1b,v=2,"
+                 "sync=allreduce|parameter-server|local-sgd,servers=8,"
+                 "placement=colocated|dedicated,sync_every=4"),
         cl::cat(category));
 static cl::opt<std::string> baseline(
     "baseline",
@@ -180,12 +184,15 @@ static LogicalResult parseChoice(StringRef flag, StringRef text,
       return success();
     };
     if (key == "tp" || key == "pp" || key == "dp" || key == "mb" ||
-        key == "v") {
-      std::optional<int64_t> &field = key == "tp"   ? choice.tp
-                                      : key == "pp" ? choice.pp
-                                      : key == "dp" ? choice.dp
-                                      : key == "mb" ? choice.microBatch
-                                                    : choice.virtualStages;
+        key == "v" || key == "servers" || key == "sync_every") {
+      std::optional<int64_t> &field = key == "tp"        ? choice.tp
+                                      : key == "pp"      ? choice.pp
+                                      : key == "dp"      ? choice.dp
+                                      : key == "mb"      ? choice.microBatch
+                                      : key == "servers" ? choice.servers
+                                      : key == "sync_every"
+                                          ? choice.syncEvery
+                                          : choice.virtualStages;
       if (failed(number(field)))
         return failure();
       if (*field < 1) {
@@ -227,9 +234,29 @@ static LogicalResult parseChoice(StringRef flag, StringRef text,
         return failure();
       }
       choice.schedule = schedule;
+    } else if (key == "sync") {
+      if (value == "allreduce")
+        choice.sync = DataParallelSync::AllReduce;
+      else if (value == "parameter-server")
+        choice.sync = DataParallelSync::ParameterServer;
+      else if (value == "local-sgd")
+        choice.sync = DataParallelSync::LocalSgd;
+      else {
+        fail("--" + flag +
+             " sync must be allreduce, parameter-server or local-sgd");
+        return failure();
+      }
+    } else if (key == "placement") {
+      if (value != "colocated" && value != "dedicated") {
+        fail("--" + flag + " placement must be colocated or dedicated");
+        return failure();
+      }
+      choice.placement = value == "colocated" ? ServerPlacement::Colocated
+                                              : ServerPlacement::Dedicated;
     } else {
       fail("--" + flag + ": unknown choice '" + key +
-           "' (tp, pp, dp, mb, v, zero, sp, recompute, schedule)");
+           "' (tp, pp, dp, mb, v, zero, sp, recompute, schedule, sync, "
+           "servers, placement, sync_every)");
       return failure();
     }
   }
@@ -251,10 +278,11 @@ static LogicalResult parseSpace(StringRef text, SearchSpace &result) {
                   : item == "zero"      ? &result.zero
                   : item == "recompute" ? &result.recompute
                   : item == "mb"        ? &result.microBatch
+                  : item == "sync"      ? &result.sync
                                         : nullptr;
     if (!field) {
       fail("--space: unknown dimension '" + item +
-           "' (dp, tp, sp, pp, zero, recompute, mb)");
+           "' (dp, tp, sp, pp, zero, recompute, mb, sync)");
       return failure();
     }
     *field = true;

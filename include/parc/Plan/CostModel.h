@@ -7,6 +7,8 @@
 //   op time          kernel latency +
 //                    max(F / (peak * gemm_efficiency(F)), B / (hbm * eff))
 //   collective time  wait + steps * latency + ring traffic / (bus bw * eff)
+//   parameter server wait + 2 peers * latency + the busiest rank's bytes /
+//                    (bw * eff)
 //   pipeline bubble  (p-1)/m (GPipe, 1F1B), (p-1)/(v m) (interleaved),
 //                    (p-1)/(3m) (ZB-H1), as a fraction of the ideal time
 //   model state      Rajbhandari et al. 2020: (2 + 2 + K) Psi with mixed
@@ -69,6 +71,17 @@ public:
   /// Seconds to send `bytes` to the next pipeline stage.
   double getPointToPointTime(double bytes, const GroupPlacement &group) const;
 
+  /// Seconds for a synchronous parameter server to take `gradientBytes` of
+  /// gradients from each of `workers` workers (`group`) and give back the
+  /// updated parameters: push and pull pipelined tensor by tensor over
+  /// full-duplex links, so the busiest rank's bytes in one direction bound
+  /// it. Colocated servers share the workers' links; dedicated ones sit on
+  /// nodes of their own, one inter-node link each, which every worker
+  /// reaches over its own.
+  double getParameterServerTime(double gradientBytes, int64_t workers,
+                                int64_t servers, ServerPlacement placement,
+                                const GroupPlacement &group) const;
+
 private:
   const ClusterSpec &cluster;
   double peakFlops;
@@ -85,6 +98,22 @@ double getBubbleFraction(PipelineSchedule schedule, int64_t stages,
 /// 1 + (p-1)/(p v) times as many, Narayanan et al. 2021, section 2.2).
 double getInFlightMicrobatches(PipelineSchedule schedule, int64_t stages,
                                int64_t microbatches, int64_t virtualStages);
+
+/// What each rank of a synchronous, sharded parameter server sends per step
+/// (and receives: the push and the pull mirror each other) for
+/// `gradientBytes` of gradients per worker, every tensor split evenly over
+/// the servers (BytePS). Colocated, k of n workers serve: a server sends
+/// the other servers their parts of its gradient and every other worker its
+/// part of the parameters, (n + k - 2) / k of the gradient bytes (the ring
+/// all-reduce's 2 (n - 1) / n at k = n), a plain worker sends its gradient.
+/// Dedicated: a worker sends its gradient, a server n / k of it.
+struct ParameterServerTraffic {
+  double worker = 0, busiest = 0;
+};
+ParameterServerTraffic getParameterServerTraffic(double gradientBytes,
+                                                 int64_t workers,
+                                                 int64_t servers,
+                                                 ServerPlacement placement);
 
 /// Bytes per parameter of model state (Rajbhandari et al. 2020, section
 /// 3.1): parameters, gradients and optimizer state for Adam, each divided

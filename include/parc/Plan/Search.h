@@ -33,6 +33,12 @@ struct PlanChoice {
   std::optional<bool> sequenceParallel;
   std::optional<Recompute> recompute;
   std::optional<PipelineSchedule> schedule;
+  /// How the data-parallel ranks synchronize; a parameter server's servers
+  /// (default: one per data-parallel rank) and placement, local SGD's steps
+  /// between averagings.
+  std::optional<DataParallelSync> sync;
+  std::optional<int64_t> servers, syncEvery;
+  std::optional<ServerPlacement> placement;
 };
 
 /// The dimensions of the space that are searched at all (`--space`); a
@@ -40,6 +46,10 @@ struct PlanChoice {
 struct SearchSpace {
   bool dp = true, tp = true, pp = true, sp = true, zero = true,
        recompute = true, microBatch = true;
+  /// Ring all-reduce against parameter servers (colocated and dedicated,
+  /// one server per data-parallel rank); off unless asked for. Local SGD
+  /// changes what is trained, so it is priced only when fixed.
+  bool sync = false;
 };
 
 struct SearchOptions {
@@ -94,6 +104,14 @@ struct EvaluatedPlan {
   bool sequenceParallel = false;
   Recompute recompute = Recompute::None;
   std::optional<PipelineSchedule> schedule;
+  DataParallelSync sync = DataParallelSync::AllReduce;
+  int64_t servers = 0, syncEvery = 1;
+  ServerPlacement placement = ServerPlacement::Colocated;
+  /// Bytes a data-parallel rank and the busiest rank (a parameter server)
+  /// send per step to synchronize.
+  double workerSyncBytes = 0, busiestSyncBytes = 0;
+  /// What a ring all-reduce of the same gradients would send per rank.
+  double ringSyncBytes = 0;
   std::vector<int64_t> layersPerStage;
   /// Per stage, one micro-batch's forward+backward time (with
   /// recomputation) and the point-to-point time per micro-batch.
@@ -116,7 +134,9 @@ struct EvaluatedPlan {
   std::vector<NamedSharding> backwardPins;
   const StrategySolution *strategy = nullptr;
 
-  /// "dp=8 tp=4 pp=1 mb=2 zero=1 recompute=none sp=off".
+  /// "dp=8 tp=4 pp=1 mb=2 zero=1 recompute=none sp=off", and the
+  /// synchronization when it is not a ring all-reduce
+  /// ("sync=parameter-server(dedicated,8)", "sync=local-sgd(4)").
   std::string describe() const;
 };
 

@@ -74,6 +74,51 @@ TEST(CollectiveTime, GroupsAcrossNodesUseTheirNics) {
   EXPECT_DOUBLE_EQ(costs.getLinkLatency({16, 8}), 5e-6);
 }
 
+// Bytes each rank sends per step for 1 GB of gradients per worker, by hand:
+// the ring all-reduce sends 2 (n-1)/n GB.
+TEST(ParameterServer, TrafficPerRank) {
+  // Colocated on all 8 workers: a server sends 7 parts of 1/8 to the other
+  // servers (push) and its part to 7 workers (pull): 14/8, the ring's 1.75.
+  ParameterServerTraffic all =
+      getParameterServerTraffic(1e9, 8, 8, ServerPlacement::Colocated);
+  EXPECT_DOUBLE_EQ(all.busiest, 1.75e9);
+  EXPECT_DOUBLE_EQ(all.worker, 1.75e9);
+  // One server among 8: it sends the whole parameters to 7 workers.
+  ParameterServerTraffic one =
+      getParameterServerTraffic(1e9, 8, 1, ServerPlacement::Colocated);
+  EXPECT_DOUBLE_EQ(one.busiest, 7e9);
+  EXPECT_DOUBLE_EQ(one.worker, 1e9);
+  // 2 of 8: its other half to the other server, its half to 7 workers.
+  EXPECT_DOUBLE_EQ(
+      getParameterServerTraffic(1e9, 8, 2, ServerPlacement::Colocated).busiest,
+      0.5e9 + 3.5e9);
+  // Dedicated: a worker pushes and pulls 1 GB; 8 servers serve 8 workers
+  // 1/8 each (1 GB), 4 servers 2 GB.
+  ParameterServerTraffic dedicated =
+      getParameterServerTraffic(1e9, 8, 8, ServerPlacement::Dedicated);
+  EXPECT_DOUBLE_EQ(dedicated.worker, 1e9);
+  EXPECT_DOUBLE_EQ(dedicated.busiest, 1e9);
+  EXPECT_DOUBLE_EQ(
+      getParameterServerTraffic(1e9, 8, 4, ServerPlacement::Dedicated).busiest,
+      2e9);
+}
+
+TEST(ParameterServer, Time) {
+  ClusterSpec cluster = a100();
+  CostModel costs(cluster, "bf16");
+  double efficiency = cluster.efficiency.collective;
+  // Colocated on all ranks of one node: the ring all-reduce's time.
+  EXPECT_DOUBLE_EQ(
+      costs.getParameterServerTime(1e9, 8, 8, ServerPlacement::Colocated,
+                                   {8, 1}),
+      costs.getCollectiveTime(CollectiveKind::AllReduce, 1e9, {8, 1}));
+  // Dedicated: 1 GB over each worker's 25 GB/s NIC, a message per worker
+  // each way at the 5 us inter-node latency.
+  EXPECT_DOUBLE_EQ(costs.getParameterServerTime(
+                       1e9, 8, 8, ServerPlacement::Dedicated, {8, 8}),
+                   2 * 8 * 5e-6 + 1e9 / (25e9 * efficiency));
+}
+
 TEST(KernelTime, RooflineWithTheGemmCurve) {
   ClusterSpec cluster = a100();
   CostModel costs(cluster, "bf16");
