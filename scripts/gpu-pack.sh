@@ -4,7 +4,8 @@
 # MPI, oneDNN): parcrt-cuda-check (every backend op, cuda against cpu), one
 # rank's compiled train steps of gpt-tiny in f32 and bf16-mixed with the
 # reference evaluator's results, and the shared libraries they load that such
-# a machine lacks (Open MPI and its plugins, oneDNN, hwloc, ...). The device
+# a machine lacks (Open MPI and its plugins, oneDNN, hwloc, ...), and a
+# ResNet-18 step at CIFAR size for the convolutions. The device
 # side is scripts/gpu-run-pack.sh.
 #
 #   scripts/gpu-pack.sh [PACK]   (default build/gpu-pack.tar.xz, ~11 MB)
@@ -23,19 +24,31 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 mkdir -p "$work/lib" "$work/openmpi" "$work/programs"
 cp "$build/runtime/cuda/parcrt-cuda-check" "$work/"
-"$bin/parc-model" gpt-tiny -o "$work/gpt.mlir"
 echo '{"mesh": {"dp": 1}}' > "$work/plan.json"
-for variant in f32 bf16-mixed; do
-  dir=$work/programs/gpt-tiny-$variant
-  "$bin/parc-opt" "$work/gpt.mlir" \
-    --parc-make-train-step="precision=$variant" -o "$work/step.mlir"
+# NAME MODEL-ARGUMENTS TRAIN-STEP-OPTIONS [losses]: a compiled train step
+# and the reference's 5 steps of it (its losses, and unless `losses` its
+# final state).
+pack_program() {
+  local dir=$work/programs/$1
+  "$bin/parc-model" $2 -o "$work/model.mlir"
+  "$bin/parc-opt" "$work/model.mlir" --parc-make-train-step="$3" \
+    -o "$work/step.mlir"
   "$bin/parc-compile" "$work/step.mlir" --plan "$work/plan.json" \
     -o "$work/compiled" > /dev/null
   mkdir -p "$dir"
   cp "$work/compiled/program" "$work/compiled/manifest.json" "$dir/"
-  "$bin/parc-run" --reference "$work/step.mlir" --steps 5 \
-    --out "$dir/reference.safetensors" | grep '^step ' > "$dir/reference.log"
+  local out=()
+  [ "${4:-}" = losses ] || out=(--out "$dir/reference.safetensors")
+  "$bin/parc-run" --reference "$work/step.mlir" --steps 5 "${out[@]}" |
+    grep '^step ' > "$dir/reference.log"
+}
+for variant in f32 bf16-mixed; do
+  pack_program gpt-tiny-$variant gpt-tiny "precision=$variant"
 done
+# Convolutions, poolings and batch norms (the cuda backend's im2col GEMMs);
+# its 11.7 M parameters' final state would not fit the pack.
+pack_program resnet18-cifar-f32 "resnet18 --image 32 --classes 10 --batch 8" \
+  "optimizer=sgd lr=0.001 momentum=0.9" losses
 cp "$root/test/compare-tensors.py" "$root/test/safetensors_file.py" "$work/"
 
 # Open MPI's plugins, less those for fabrics a single rank does not use
@@ -54,6 +67,6 @@ done | sort -u |
   grep -vE "/lib(c|m|dl|pthread|rt|gcc_s|stdc\+\+)\.so|/usr/local/cuda|$fabric" |
   while read -r library; do cp -L "$library" "$work/lib/"; done
 strip "$work/parcrt-cuda-check" "$work"/programs/*/program
-rm -r "$work/gpt.mlir" "$work/step.mlir" "$work/plan.json" "$work/compiled"
+rm -r "$work/model.mlir" "$work/step.mlir" "$work/plan.json" "$work/compiled"
 tar -C "$work" -cJf "$pack" .
 echo "wrote $pack ($(du -h "$pack" | cut -f1))"

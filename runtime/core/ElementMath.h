@@ -11,16 +11,11 @@
 #ifndef PARCRT_CORE_ELEMENTMATH_H
 #define PARCRT_CORE_ELEMENTMATH_H
 
+#include "core/HostDevice.h"
 #include "parcrt/Backend.h"
 
 #include <cmath>
 #include <cstdint>
-
-#ifdef __CUDACC__
-#define PARCRT_HOST_DEVICE __host__ __device__
-#else
-#define PARCRT_HOST_DEVICE
-#endif
 
 namespace parcrt::math {
 

@@ -11,6 +11,7 @@
 #ifndef PARCRT_CPU_DNNL_H
 #define PARCRT_CPU_DNNL_H
 
+#include "core/Windows.h"
 #include "parcrt/Backend.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -44,11 +45,8 @@ void eltwiseGrad(Eltwise f, const float *src, const float *diffDst,
                  float *diffSrc, int64_t count);
 
 /// The shapes and geometry of a 2-D convolution over NCHW tensors, as
-/// conv2d's ABI passes them (parcrt/Ops.def).
-struct Convolution {
-  int64_t input[4], weight[4], output[4];
-  int64_t strides[2], padding[4], dilations[2], groups;
-};
+/// conv2d's ABI passes them (parcrt/Ops.def; core/Windows.h reads them).
+using Convolution = ConvolutionShape;
 
 /// Which of a convolution's three products to compute: the output from the
 /// input and the weight, or one of their gradients from the output's.

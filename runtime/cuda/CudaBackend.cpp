@@ -148,6 +148,11 @@ private:
   struct Gemm;
   void launchGemm(const Gemm &gemm, const void *a, const void *b, void *c,
                   bool accumulate);
+  /// Which of conv2d's three products to compute (the others are its
+  /// operands): the output, the input's gradient or the weight's.
+  enum class ConvolutionPass { Forward, InputGrad, WeightGrad };
+  void convolve(ConvolutionPass pass, const ConvolutionShape &shape,
+                float *input, float *weight, float *output);
   /// fatal() unless `t` holds indices (i32 or i64).
   void requireIndices(const char *op, const char *what,
                       const TensorRef &t) const;
@@ -900,37 +905,121 @@ void CudaBackend::clipCoefficient(const TensorRef *t, double maxNorm) {
   check(launchClipCoefficient(t, maxNorm, stream), "clip_coefficient kernel");
 }
 
-// No convolutions or poolings yet (issue 14 asks for cuDNN's): the
-// defaults end the run naming the op.
+// conv2d as GEMMs over im2col columns, one image and one group at a time
+// (row-major [depth = C/groups x KH x KW, positions = OH x OW] columns in
+// scratch): output = weight . columns; the weight's gradient sums
+// output' . columns^T over the images; the input's gradient folds
+// weight^T . output' back with col2im. cuDNN would be faster; it is not on
+// every machine the cuda backend runs on, cuBLAS is.
+void CudaBackend::convolve(ConvolutionPass pass, const ConvolutionShape &c,
+                           float *input, float *weight, float *output) {
+  Window2d w = c.getWindow();
+  int64_t groups = c.groups, groupChannels = c.weight[1];
+  int64_t groupFilters = c.weight[0] / groups;
+  int64_t depth = groupChannels * c.weight[2] * c.weight[3];
+  int64_t positions = c.output[2] * c.output[3];
+  int64_t inputPlane = c.input[2] * c.input[3];
+  float *written = pass == ConvolutionPass::Forward     ? output
+                   : pass == ConvolutionPass::InputGrad ? input
+                                                        : weight;
+  int64_t writtenElements = pass == ConvolutionPass::Forward
+                                ? c.output[0] * c.output[1] * positions
+                            : pass == ConvolutionPass::InputGrad
+                                ? c.input[0] * c.input[1] * inputPlane
+                                : c.weight[0] * depth;
+  if (depth * positions * c.input[0] * groupFilters == 0) {
+    check(cudaMemsetAsync(written, 0, writtenElements * sizeof(float), stream),
+          "conv2d (empty product)");
+    return;
+  }
+  auto *columns = static_cast<float *>(scratch.get(depth * positions * 4));
+  int m = toInt(positions, "positions"), k = toInt(depth, "depth"),
+      filters = toInt(groupFilters, "filters");
+  Gemm forward{CUBLAS_OP_N, CUBLAS_OP_N, m, filters,    k,
+               k,           m,           m, CUDA_R_32F, CUDA_R_32F};
+  Gemm weightGrad{CUBLAS_OP_N, CUBLAS_OP_T, k, filters,    m,
+                  m,           m,           k, CUDA_R_32F, CUDA_R_32F};
+  Gemm inputGrad{CUBLAS_OP_T, CUBLAS_OP_N, m, k,          filters,
+                 k,           m,           m, CUDA_R_32F, CUDA_R_32F};
+  for (int64_t n = 0; n < c.input[0]; ++n)
+    for (int64_t g = 0; g < groups; ++g) {
+      float *image = input + (n * c.input[1] + g * groupChannels) * inputPlane;
+      float *result = output + (n * c.output[1] + g * groupFilters) * positions;
+      float *filter = weight + g * groupFilters * depth;
+      switch (pass) {
+      case ConvolutionPass::Forward:
+        check(launchIm2col(image, columns, w, groupChannels, stream),
+              "conv2d (im2col)");
+        launchGemm(forward, filter, columns, result, false);
+        break;
+      case ConvolutionPass::WeightGrad:
+        check(launchIm2col(image, columns, w, groupChannels, stream),
+              "conv2d_weight_grad (im2col)");
+        launchGemm(weightGrad, result, columns, filter, n > 0);
+        break;
+      case ConvolutionPass::InputGrad:
+        launchGemm(inputGrad, filter, result, columns, false);
+        check(launchCol2im(columns, image, w, groupChannels, stream),
+              "conv2d_input_grad (col2im)");
+        break;
+      }
+    }
+}
+
 void CudaBackend::conv2d(const TensorRef *t, const int64_t *geometry) {
-  Backend::conv2d(t, geometry);
+  requireF32("conv2d", t, 3);
+  ConvolutionShape c = readConvolution("conv2d", t[0], t[1], t[2], geometry);
+  convolve(ConvolutionPass::Forward, c, static_cast<float *>(t[0].data),
+           static_cast<float *>(t[1].data), static_cast<float *>(t[2].data));
 }
 
 void CudaBackend::conv2dInputGrad(const TensorRef *t, const int64_t *geometry) {
-  Backend::conv2dInputGrad(t, geometry);
+  requireF32("conv2d_input_grad", t, 3);
+  ConvolutionShape c =
+      readConvolution("conv2d_input_grad", t[2], t[0], t[1], geometry);
+  convolve(ConvolutionPass::InputGrad, c, static_cast<float *>(t[2].data),
+           static_cast<float *>(t[0].data), static_cast<float *>(t[1].data));
 }
 
 void CudaBackend::conv2dWeightGrad(const TensorRef *t,
                                    const int64_t *geometry) {
-  Backend::conv2dWeightGrad(t, geometry);
+  requireF32("conv2d_weight_grad", t, 3);
+  ConvolutionShape c =
+      readConvolution("conv2d_weight_grad", t[0], t[2], t[1], geometry);
+  convolve(ConvolutionPass::WeightGrad, c, static_cast<float *>(t[0].data),
+           static_cast<float *>(t[2].data), static_cast<float *>(t[1].data));
 }
 
 void CudaBackend::maxPool2d(const TensorRef *t, const int64_t *window) {
-  Backend::maxPool2d(t, window);
+  requireF32("max_pool2d", t, 2);
+  check(launchMaxPool2d(t, readPoolingWindow("max_pool2d", t[0], t[1], window),
+                        stream),
+        "max_pool2d kernel");
 }
 
 void CudaBackend::maxPool2dGrad(const TensorRef *t, const int64_t *window) {
-  Backend::maxPool2dGrad(t, window);
+  requireF32("max_pool2d_grad", t, 3);
+  check(
+      launchMaxPool2dGrad(
+          t, readPoolingWindow("max_pool2d_grad", t[0], t[1], window), stream),
+      "max_pool2d_grad kernel");
 }
 
 void CudaBackend::avgPool2d(const TensorRef *t, const int64_t *window,
                             bool countIncludePad) {
-  Backend::avgPool2d(t, window, countIncludePad);
+  requireF32("avg_pool2d", t, 2);
+  check(launchAvgPool2d(t, readPoolingWindow("avg_pool2d", t[0], t[1], window),
+                        countIncludePad, stream),
+        "avg_pool2d kernel");
 }
 
 void CudaBackend::avgPool2dGrad(const TensorRef *t, const int64_t *window,
                                 bool countIncludePad) {
-  Backend::avgPool2dGrad(t, window, countIncludePad);
+  requireF32("avg_pool2d_grad", t, 2);
+  check(launchAvgPool2dGrad(
+            t, readPoolingWindow("avg_pool2d_grad", t[1], t[0], window),
+            countIncludePad, stream),
+        "avg_pool2d_grad kernel");
 }
 
 //===----------------------------------------------------------------------===//

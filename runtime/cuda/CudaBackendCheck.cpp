@@ -957,6 +957,113 @@ void checkCollectives(const std::string &prefix, Backend &cuda, Backend &cpu) {
   });
 }
 
+/// conv2d and its gradients, and the poolings and theirs: strides,
+/// asymmetric padding, dilation, groups, and windows whose taps overlap.
+void checkConvolutions(Backend &cuda, Backend &cpu) {
+  auto outSize = [](int64_t size, int64_t before, int64_t after, int64_t kernel,
+                    int64_t stride, int64_t dilation) {
+    return (size + before + after - (dilation * (kernel - 1) + 1)) / stride + 1;
+  };
+  struct ConvolutionCase {
+    const char *name;
+    Shape input, weight;
+    /// stride h, w; padding top, left, bottom, right; dilation h, w; groups
+    int64_t geometry[9];
+  };
+  const ConvolutionCase convolutions[] = {
+      {"3x3 same", {2, 3, 6, 5}, {4, 3, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1, 1}},
+      {"strided asymmetric",
+       {1, 2, 7, 6},
+       {3, 2, 3, 2},
+       {2, 1, 1, 0, 0, 1, 1, 1, 1}},
+      {"dilated grouped",
+       {2, 4, 8, 7},
+       {6, 2, 2, 3},
+       {1, 2, 0, 2, 1, 0, 2, 1, 2}},
+      {"depthwise 1x1 stride",
+       {1, 3, 5, 5},
+       {3, 1, 1, 1},
+       {2, 2, 0, 0, 0, 0, 1, 1, 3}},
+  };
+  for (const ConvolutionCase &c : convolutions) {
+    const int64_t *g = c.geometry;
+    Shape output = {c.input[0], c.weight[0],
+                    outSize(c.input[2], g[2], g[4], c.weight[2], g[0], g[6]),
+                    outSize(c.input[3], g[3], g[5], c.weight[3], g[1], g[7])};
+    HostTensor in = f32(c.input), weight = f32(c.weight), out = f32(output);
+    compare(std::string("conv2d ") + c.name, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(in), m.input(weight),
+                               m.output(PARCRT_F32, output)};
+              b.conv2d(t, g);
+              return m.read(t[2]);
+            });
+    compare(std::string("conv2d_input_grad ") + c.name, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(weight), m.input(out),
+                               m.output(PARCRT_F32, c.input)};
+              b.conv2dInputGrad(t, g);
+              return m.read(t[2]);
+            });
+    compare(std::string("conv2d_weight_grad ") + c.name, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(in), m.input(out),
+                               m.output(PARCRT_F32, c.weight)};
+              b.conv2dWeightGrad(t, g);
+              return m.read(t[2]);
+            });
+  }
+
+  struct PoolingCase {
+    const char *name;
+    Shape input;
+    /// kernel h, w; stride h, w; padding top, left, bottom, right;
+    /// dilation h, w
+    int64_t window[10];
+  };
+  const PoolingCase poolings[] = {
+      {"3x3 stride 2 padded", {2, 3, 7, 8}, {3, 3, 2, 2, 1, 1, 1, 1, 1, 1}},
+      {"2x2", {1, 2, 6, 4}, {2, 2, 2, 2, 0, 0, 0, 0, 1, 1}},
+      {"overlapping dilated", {1, 2, 9, 8}, {3, 2, 1, 2, 1, 0, 0, 1, 2, 1}},
+  };
+  for (const PoolingCase &c : poolings) {
+    const int64_t *w = c.window;
+    Shape output = {c.input[0], c.input[1],
+                    outSize(c.input[2], w[4], w[6], w[0], w[2], w[8]),
+                    outSize(c.input[3], w[5], w[7], w[1], w[3], w[9])};
+    HostTensor in = f32(c.input), gradient = f32(output);
+    compare(std::string("max_pool2d ") + c.name, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(in), m.output(PARCRT_F32, output)};
+              b.maxPool2d(t, w);
+              return m.read(t[1]);
+            });
+    compare(std::string("max_pool2d_grad ") + c.name, cuda, cpu,
+            [&](Backend &b, Buffers &m) {
+              TensorRef t[] = {m.input(in), m.input(gradient),
+                               m.output(PARCRT_F32, c.input)};
+              b.maxPool2dGrad(t, w);
+              return m.read(t[2]);
+            });
+    for (bool countIncludePad : {false, true}) {
+      std::string suffix = countIncludePad ? " counting padding" : "";
+      compare(std::string("avg_pool2d ") + c.name + suffix, cuda, cpu,
+              [&](Backend &b, Buffers &m) {
+                TensorRef t[] = {m.input(in), m.output(PARCRT_F32, output)};
+                b.avgPool2d(t, w, countIncludePad);
+                return m.read(t[1]);
+              });
+      compare(
+          std::string("avg_pool2d_grad ") + c.name + suffix, cuda, cpu,
+          [&](Backend &b, Buffers &m) {
+            TensorRef t[] = {m.input(gradient), m.output(PARCRT_F32, c.input)};
+            b.avgPool2dGrad(t, w, countIncludePad);
+            return m.read(t[1]);
+          });
+    }
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -984,6 +1091,7 @@ int main(int argc, char **argv) {
       checkCompute(*cuda, *cpu);
       checkLayout(*cuda, *cpu);
       checkGradients(*cuda, *cpu);
+      checkConvolutions(*cuda, *cpu);
       checkCollectives("", *cuda, *cpu);
       cuda.reset();
       // The same collectives through one-rank NCCL communicators.

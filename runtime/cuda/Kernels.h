@@ -14,6 +14,7 @@
 #ifndef PARCRT_CUDA_KERNELS_H
 #define PARCRT_CUDA_KERNELS_H
 
+#include "core/Windows.h"
 #include "parcrt/Backend.h"
 
 #include <cuda_runtime_api.h>
@@ -163,6 +164,25 @@ cudaError_t launchSgdUpdate(const TensorRef *t, bool skippable, double lr,
 /// min(1, maxNorm / (sqrt(sum) + 1e-6)).
 cudaError_t launchClipCoefficient(const TensorRef *t, double maxNorm,
                                   cudaStream_t stream);
+
+/// conv2d's columns of one image's `channels` planes (a group's):
+/// [channels x KH x KW, OH x OW], 0 where a tap falls in the padding.
+cudaError_t launchIm2col(const float *image, float *columns, const Window2d &w,
+                         int64_t channels, cudaStream_t stream);
+/// The inverse fold: each image element sums the column entries im2col
+/// took from it (the input gradient from the columns' gradient).
+cudaError_t launchCol2im(const float *columns, float *image, const Window2d &w,
+                         int64_t channels, cudaStream_t stream);
+/// The poolings, t as Backend's (f32): {input, output}, {input, output's
+/// gradient, input's gradient} and {output's gradient, input's gradient}.
+cudaError_t launchMaxPool2d(const TensorRef *t, const Window2d &w,
+                            cudaStream_t stream);
+cudaError_t launchMaxPool2dGrad(const TensorRef *t, const Window2d &w,
+                                cudaStream_t stream);
+cudaError_t launchAvgPool2d(const TensorRef *t, const Window2d &w,
+                            bool countIncludePad, cudaStream_t stream);
+cudaError_t launchAvgPool2dGrad(const TensorRef *t, const Window2d &w,
+                                bool countIncludePad, cudaStream_t stream);
 
 } // namespace parcrt::cuda
 
