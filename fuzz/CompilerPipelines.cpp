@@ -13,6 +13,7 @@
 #include "parc/Interp/ModelData.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Transforms/PerRankPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -98,9 +99,7 @@ OwningOpRef<ModuleOp> runOnClone(ModuleOp module, BuildPasses build) {
 /// the plan.
 void addPartitionPasses(PassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
-  pm.addNestedPass<func::FuncOp>(createPartitionPass());
-  pm.addPass(createPipelinePartitionPass());
-  pm.addNestedPass<func::FuncOp>(createMemoryPlanPass());
+  addPerRankPasses(pm);
   pm.addNestedPass<func::FuncOp>(createVerifyMemoryPlanPass());
 }
 

@@ -4,6 +4,7 @@
 
 #include "parc/IR/ModelConvention.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Transforms/PerRankPipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -56,10 +57,7 @@ mlir::parc::compilePlan(func::FuncOp forward, const Plan &plan,
   pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planPath.str().str()}));
   pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
   PassManager lowering(context);
-  lowering.addNestedPass<func::FuncOp>(createPartitionPass());
-  lowering.addNestedPass<func::FuncOp>(createLocalSgdPass());
-  lowering.addPass(createPipelinePartitionPass());
-  lowering.addNestedPass<func::FuncOp>(createMemoryPlanPass());
+  addPerRankPasses(lowering);
   bool laidOut = succeeded(pm.run(*module));
   if (laidOut && propagated)
     propagated(step);

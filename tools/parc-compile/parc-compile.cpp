@@ -13,17 +13,18 @@
 #include "parc/Conversion/ObjectEmission.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Conversion/RuntimeCallOpInterface.h"
-#include "parc/Import/ModelFile.h"
-#include "parcrt/Safetensors.h"
 #include "parc/IR/ModelConvention.h"
-#include "parc/Plan/CompileReport.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/Import/ModelFile.h"
+#include "parc/Plan/CompileReport.h"
 #include "parc/RuntimeLinkConfig.h"
 #include "parc/Support/MeshArithmetic.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/MemoryPlan.h"
 #include "parc/Transforms/Passes.h"
+#include "parc/Transforms/PerRankPipeline.h"
 #include "parc/Transforms/Pipeline.h"
+#include "parcrt/Safetensors.h"
 
 #include "dist/IR/DistOps.h"
 #include "mlir/IR/Builders.h"
@@ -189,10 +190,7 @@ int main(int argc, char **argv) {
   if (!planFile.empty())
     pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planFile}));
   pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
-  pm.addNestedPass<func::FuncOp>(createPartitionPass());
-  pm.addNestedPass<func::FuncOp>(createLocalSgdPass());
-  pm.addPass(createPipelinePartitionPass());
-  pm.addNestedPass<func::FuncOp>(createMemoryPlanPass());
+  addPerRankPasses(pm);
   if (failed(pm.run(*module)))
     return 1;
 
