@@ -356,6 +356,9 @@ runOnMesh(const SimulatedProgram &program, ArrayRef<func::FuncOp> functions,
   return results;
 }
 
+/// The most replicas --replicas simulates (each a copy of the model).
+constexpr unsigned kMaxReplicas = 1024;
+
 static bool isData(ArgumentRole role) {
   return role == ArgumentRole::Input || role == ArgumentRole::Label;
 }
@@ -370,20 +373,24 @@ runReplicas(func::FuncOp func, ArrayRef<ModelArgument> arguments,
             const SmallVector<interp::Tensor> &drawn,
             ArrayRef<std::optional<unsigned>> feedsBack,
             ArrayRef<std::string> names, interp::Precision mode) {
-  SmallVector<SmallVector<interp::Tensor>> values(replicas, drawn);
   llvm::DenseMap<unsigned, const ModelArgument *> byIndex;
-  for (const ModelArgument &argument : arguments) {
+  for (const ModelArgument &argument : arguments)
     byIndex[argument.index] = &argument;
-    if (!isData(argument.role))
-      continue;
-    const std::vector<double> &batch = drawn[argument.index].values;
-    int64_t shard = argument.type.getNumElements();
-    for (unsigned r = 0; r < replicas; ++r)
-      values[r][argument.index] =
-          interp::Tensor(argument.type.getShape(),
-                         std::vector<double>(batch.begin() + r * shard,
-                                             batch.begin() + (r + 1) * shard));
-  }
+  // Each replica's values: its block of the data, its copy of the rest.
+  SmallVector<SmallVector<interp::Tensor>> values(replicas);
+  for (unsigned r = 0; r < replicas; ++r)
+    for (auto [index, value] : llvm::enumerate(drawn)) {
+      const ModelArgument *argument = byIndex.lookup(index);
+      if (!argument || !isData(argument->role)) {
+        values[r].push_back(value);
+        continue;
+      }
+      int64_t shard = argument->type.getNumElements();
+      values[r].push_back(interp::Tensor(
+          argument->type.getShape(),
+          std::vector<double>(value.values.begin() + r * shard,
+                              value.values.begin() + (r + 1) * shard)));
+    }
   // The arguments whose next values the replicas average.
   auto isAveraged = [&](unsigned index) {
     const ModelArgument &argument = *byIndex.lookup(index);
@@ -525,6 +532,10 @@ int main(int argc, char **argv) {
                 "not a partitioned or pipelined program");
   if (syncEvery < 1)
     return fail("--sync-every must be at least 1");
+  // Every replica holds a copy of the model in the evaluator's doubles.
+  if (replicas > kMaxReplicas)
+    return fail("--replicas must be at most " + llvm::Twine(kMaxReplicas) +
+                ", not " + llvm::Twine(replicas));
   // Local SGD's replicas take their shards of one batch `replicas` times
   // larger: it is drawn (or read) at that size.
   SmallVector<ModelArgument> drawnArguments(*arguments);
