@@ -16,10 +16,6 @@
 using namespace mlir;
 using namespace mlir::parc;
 
-double CompiledFigures::Averaging::getTrafficBytes() const {
-  return 2.0 * double(replicas - 1) / double(replicas) * double(bytes);
-}
-
 double CompiledFigures::getTrafficBytes() const {
   double traffic = 0;
   for (const CollectiveRecord &record : collectives)
@@ -171,29 +167,11 @@ FailureOr<CompiledFigures> mlir::parc::measureCompiledProgram(func::FuncOp func)
            ? figures.staleWeightBytes
            : figures.carriedActivationBytes) += getTensorBytes(argument.type);
   }
-  FailureOr<std::optional<LocalSgdConfig>> localSgd = getLocalSgd(func);
-  if (failed(localSgd))
+  FailureOr<std::optional<LocalSgdAveraging>> averaging =
+      getLocalSgdAveraging(func);
+  if (failed(averaging))
     return failure();
-  if (*localSgd) {
-    auto meshName = func->getAttrOfType<FlatSymbolRefAttr>("dist.mesh");
-    dist::MeshOp mesh = meshName ? dist::lookupMesh(func, meshName) : nullptr;
-    std::optional<int64_t> replicas =
-        mesh ? mesh.getAxisSize((*localSgd)->axis) : std::nullopt;
-    if (!replicas)
-      return func.emitError("local SGD's axis is not an axis of its mesh");
-    CompiledFigures::Averaging averaging{(*localSgd)->axis, *replicas,
-                                         (*localSgd)->syncEvery};
-    for (const ModelArgument &argument : *arguments)
-      if (isa<FloatType>(argument.type.getElementType()) &&
-          (argument.role == ArgumentRole::Param ||
-           argument.role == ArgumentRole::Buffer ||
-           ((*localSgd)->averageOptimizerState &&
-            argument.role == ArgumentRole::OptState))) {
-        ++averaging.tensors;
-        averaging.bytes += getTensorBytes(argument.type);
-      }
-    figures.averaging = averaging;
-  }
+  figures.averaging = *averaging;
   // Gradients: whole at ZeRO 0-1, this rank's shard at ZeRO 2-3.
   figures.gradientBytes = getBytesCarried(func, Phase::Backward, Phase::Update);
   figures.activationBytes =
@@ -259,17 +237,8 @@ void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
   for (const auto &[kind, totals] : totalsByKind(figures.collectives))
     printTotals(os, kind, totals);
   printTotals(os, "total", all);
-  if (const std::optional<CompiledFigures::Averaging> &averaging =
-          figures.averaging)
-    os << "local SGD averaging over '" << averaging->axis << "' ("
-       << averaging->replicas << " replicas) every " << averaging->syncEvery
-       << " steps: " << averaging->tensors << " all_reduces, "
-       << averaging->bytes << " bytes, traffic "
-       << llvm::format("%.0f", averaging->getTrafficBytes())
-       << " bytes per rank (per step "
-       << llvm::format("%.0f", averaging->getTrafficBytes() /
-                                   double(averaging->syncEvery))
-       << ")\n";
+  if (figures.averaging)
+    figures.averaging->print(os);
   if (predicted && predicted->commBytesPerRank) {
     double traffic = figures.getTrafficBytes();
     os << "traffic per rank per step: " << llvm::format("%.0f", traffic);

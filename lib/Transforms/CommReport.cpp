@@ -1,6 +1,7 @@
 //===- CommReport.cpp - prints the collectives of a program ---------------===//
 
 #include "parc/Transforms/CommunicationSummary.h"
+#include "parc/Transforms/LocalSgd.h"
 #include "parc/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -21,7 +22,14 @@ struct CommReportPass
     llvm::raw_ostream &os = llvm::outs();
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       SmallVector<CollectiveRecord> records = collectCollectives(func);
-      if (records.empty())
+      // Local SGD's averaging, of a partitioned replica's step.
+      FailureOr<std::optional<LocalSgdAveraging>> averaging =
+          func->hasAttr("dist.partitioned")
+              ? getLocalSgdAveraging(func)
+              : FailureOr<std::optional<LocalSgdAveraging>>(std::nullopt);
+      if (failed(averaging))
+        return signalPassFailure();
+      if (records.empty() && !*averaging)
         continue;
       os << "function @" << func.getSymName() << "\n";
       CommunicationTotals all;
@@ -36,6 +44,9 @@ struct CommReportPass
       for (const auto &[kind, totals] : totalsByKind(records))
         printTotals(os, kind, totals);
       printTotals(os, "total", all);
+      // Between steps, outside the step's program.
+      if (*averaging)
+        (*averaging)->print(os);
     }
     markAllAnalysesPreserved();
   }

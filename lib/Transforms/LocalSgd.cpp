@@ -16,11 +16,13 @@
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcOps.h"
+#include "parc/Transforms/MemoryPlan.h"
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/TensorSharding.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
 
 namespace mlir::parc {
 #define GEN_PASS_DEF_LOCALSGDPASS
@@ -57,6 +59,47 @@ mlir::parc::getLocalSgd(func::FuncOp func) {
               "average_optimizer_state = true|false}";
   return std::optional<LocalSgdConfig>(
       LocalSgdConfig{axis.getValue().str(), every.getInt(), state.getValue()});
+}
+
+double LocalSgdAveraging::getTrafficBytes() const {
+  return 2.0 * double(replicas - 1) / double(replicas) * double(bytes);
+}
+
+void LocalSgdAveraging::print(llvm::raw_ostream &os) const {
+  os << "local SGD averaging over '" << axis << "' (" << replicas
+     << " replicas) every " << syncEvery << " steps: " << tensors
+     << " all_reduces, " << bytes << " bytes, traffic "
+     << llvm::format("%.0f", getTrafficBytes()) << " bytes per rank (per step "
+     << llvm::format("%.0f", getTrafficBytes() / double(syncEvery)) << ")\n";
+}
+
+FailureOr<std::optional<LocalSgdAveraging>>
+mlir::parc::getLocalSgdAveraging(func::FuncOp func) {
+  FailureOr<std::optional<LocalSgdConfig>> config = getLocalSgd(func);
+  if (failed(config))
+    return failure();
+  if (!*config)
+    return std::optional<LocalSgdAveraging>();
+  auto meshName = func->getAttrOfType<FlatSymbolRefAttr>("dist.mesh");
+  dist::MeshOp mesh = meshName ? dist::lookupMesh(func, meshName) : nullptr;
+  std::optional<int64_t> replicas =
+      mesh ? mesh.getAxisSize((*config)->axis) : std::nullopt;
+  if (!replicas)
+    return func.emitError("local SGD's axis is not an axis of its mesh");
+  FailureOr<SmallVector<ModelArgument>> arguments = readModelArguments(func);
+  if (failed(arguments))
+    return failure();
+  LocalSgdAveraging averaging{(*config)->axis, *replicas, (*config)->syncEvery};
+  for (const ModelArgument &argument : *arguments)
+    if (isa<FloatType>(argument.type.getElementType()) &&
+        (argument.role == ArgumentRole::Param ||
+         argument.role == ArgumentRole::Buffer ||
+         ((*config)->averageOptimizerState &&
+          argument.role == ArgumentRole::OptState))) {
+      ++averaging.tensors;
+      averaging.bytes += getTensorBytes(argument.type);
+    }
+  return std::optional<LocalSgdAveraging>(averaging);
 }
 
 namespace {

@@ -12,6 +12,7 @@
 
 #include "parc/Plan/Plan.h"
 #include "parc/Transforms/CommunicationSummary.h"
+#include "parc/Transforms/LocalSgd.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -55,15 +56,9 @@ struct CompiledFigures {
   int64_t staleWeightBytes = 0;
   int64_t carriedActivationBytes = 0;
   SmallVector<CollectiveRecord> collectives;
-  /// Local SGD's averaging of the replicas, which the launcher runs every
-  /// `syncEvery` steps: one all_reduce per averaged tensor.
-  struct Averaging {
-    std::string axis;
-    int64_t replicas = 1, syncEvery = 1, tensors = 0, bytes = 0;
-    /// Bytes one rank sends per averaging (ring all_reduce: 2(n-1)/n).
-    double getTrafficBytes() const;
-  };
-  std::optional<Averaging> averaging;
+  /// Local SGD's averaging of the replicas, which the launcher runs
+  /// between steps.
+  std::optional<LocalSgdAveraging> averaging;
   /// The arena's peak less this is space its placement leaves unused.
   PeakComposition peak;
 

@@ -14,6 +14,7 @@
 #define PARC_TRANSFORMS_LOCALSGD_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <optional>
 #include <string>
@@ -28,6 +29,22 @@ struct LocalSgdConfig {
   int64_t syncEvery = 1;
   bool averageOptimizerState = false;
 };
+
+/// Local SGD's averaging of the replicas, which the executables run every
+/// `syncEvery` steps: one all_reduce over `axis` per averaged tensor (the
+/// float parameters and buffers, and the optimizer state when asked).
+struct LocalSgdAveraging {
+  std::string axis;
+  int64_t replicas = 1, syncEvery = 1, tensors = 0, bytes = 0;
+  /// Bytes one rank sends per averaging (ring all_reduce: 2(n-1)/n).
+  double getTrafficBytes() const;
+  /// "local SGD averaging over 'dp' (2 replicas) every 4 steps: ...".
+  void print(llvm::raw_ostream &os) const;
+};
+/// The averaging of the partitioned `func`; nullopt when it is not a local
+/// SGD step. Fails with a diagnostic on a malformed marking.
+FailureOr<std::optional<LocalSgdAveraging>>
+getLocalSgdAveraging(func::FuncOp func);
 
 /// `{axis = "dp", sync_every = 2, average_optimizer_state = false}`.
 DictionaryAttr getLocalSgdAttr(MLIRContext *context,
