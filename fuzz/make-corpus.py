@@ -39,6 +39,10 @@ plans = [root / "test/Transforms/Inputs" / name for name in
          ["train-dp2-tp2-zero3.json", "recompute-selective.json"]]
 plans += [root / "test/Transforms/pipeline/Inputs" / name for name in
           ["pp2-dp2-1f1b.json", "pp2-dp2-zero1-1f1b.json"]]
+# The data-parallel synchronizations: local SGD, and a parameter server plan
+# the reader accepts and ApplyPlan refuses.
+plans += [root / "test/e2e/Inputs/local-sgd-dp2-every2.json",
+          root / "test/Transforms/Inputs/parameter-server/too-many.json"]
 for plan in plans:
     (mlir / f"gpt-tiny-{plan.stem}.mlir").write_text(
         gpt + "\n//--plan\n" + plan.read_text())

@@ -24,5 +24,9 @@ func.func @gradients(%x: tensor<2x8xf32>, %g: tensor<2x8xf32>, %gamma: tensor<8x
   %7:3 = parc.attention_grad %q, %q, %q, %q causal scale = 0.5 : tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>
   // CHECK: parc.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} count = 2 : tensor<2x8xf32>, tensor<2xi64>, tensor<f32>
   %8 = parc.cross_entropy_grad %x, %labels, %s count = 2 : tensor<2x8xf32>, tensor<2xi64>, tensor<f32>
+  // CHECK: parc.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} normalizer %{{.*}} shard %{{.*}} count = 2 : tensor<2x8xf32>, tensor<2xi64>, tensor<f32>, tensor<2xf32>
+  %norm = parc.reduce_max %x [1] : tensor<2x8xf32> -> tensor<2xf32>
+  %block = parc.constant dense<1> : tensor<i64>
+  %9 = parc.cross_entropy_grad %x, %labels, %s normalizer %norm shard %block count = 2 : tensor<2x8xf32>, tensor<2xi64>, tensor<f32>, tensor<2xf32>
   return
 }

@@ -1,6 +1,7 @@
 
-func.func @div_integers(%a: tensor<3xi64>, %b: tensor<3xi64>) {
-  // expected-error @+1 {{'parc.div' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
-  %0 = parc.div %a, %b : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+func.func @mul_result(%a: tensor<3xf32>, %b: tensor<1xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.mul' op inferred type(s) 'tensor<3xf32>' are incompatible with return type(s) of operation 'tensor<1xf32>'}}
+  %0 = parc.mul %a, %b : tensor<3xf32>, tensor<1xf32> -> tensor<1xf32>
   return
 }

@@ -1,6 +1,6 @@
 
-func.func @unary_dynamic(%a: tensor<?xf32>) {
-  // expected-error @+1 {{'parc.exp' op operand #0 must be statically shaped tensor}}
-  %0 = parc.exp %a : tensor<?xf32>
+func.func @unary_integer(%a: tensor<3xi32>) {
+  // expected-error @+1 {{'parc.neg' op operand #0 must be statically shaped tensor}}
+  %0 = parc.neg %a : tensor<3xi32>
   return
 }

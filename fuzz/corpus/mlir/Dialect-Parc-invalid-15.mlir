@@ -1,6 +1,6 @@
 
-func.func @sigmoid_scalar(%a: f32) {
-  // expected-error @+1 {{invalid kind of type specified: expected builtin.tensor, but found 'f32'}}
-  %0 = parc.sigmoid %a : f32
+func.func @tanh_unranked(%a: tensor<*xf32>) {
+  // expected-error @+1 {{invalid kind of type specified: expected builtin.tensor, but found 'tensor<*xf32>'}}
+  %0 = parc.tanh %a : tensor<*xf32>
   return
 }

@@ -1,6 +1,6 @@
 
-func.func @silu_integer(%a: tensor<2xi64>) {
-  // expected-error @+1 {{'parc.silu' op operand #0 must be statically shaped tensor}}
-  %0 = parc.silu %a : tensor<2xi64>
+func.func @sigmoid_scalar(%a: f32) {
+  // expected-error @+1 {{invalid kind of type specified: expected builtin.tensor, but found 'f32'}}
+  %0 = parc.sigmoid %a : f32
   return
 }

@@ -1,7 +1,6 @@
 
-func.func @gelu_form(%a: tensor<3xf32>) {
-  // expected-error @+2 {{expected ::mlir::parc::GeluApproximation to be one of: erf, tanh}}
-  // expected-error @+1 {{failed to parse Parc_GeluApproximationAttr parameter 'value'}}
-  %0 = parc.gelu sigmoid %a : tensor<3xf32>
+func.func @silu_integer(%a: tensor<2xi64>) {
+  // expected-error @+1 {{'parc.silu' op operand #0 must be statically shaped tensor}}
+  %0 = parc.silu %a : tensor<2xi64>
   return
 }

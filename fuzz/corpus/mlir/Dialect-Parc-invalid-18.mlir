@@ -1,6 +1,7 @@
 
-func.func @softmax_axis(%a: tensor<2x3xf32>) {
-  // expected-error @+1 {{'parc.softmax' op axis 2 is out of range for rank 2}}
-  %0 = parc.softmax %a axis = 2 : tensor<2x3xf32>
+func.func @gelu_form(%a: tensor<3xf32>) {
+  // expected-error @+2 {{expected ::mlir::parc::GeluApproximation to be one of: erf, tanh}}
+  // expected-error @+1 {{failed to parse Parc_GeluApproximationAttr parameter 'value'}}
+  %0 = parc.gelu sigmoid %a : tensor<3xf32>
   return
 }

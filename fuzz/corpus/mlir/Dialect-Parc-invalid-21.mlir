@@ -1,6 +1,6 @@
 
-func.func @rms_norm_gamma(%x: tensor<2x8xf32>, %g: tensor<2x8xf32>) {
-  // expected-error @+1 {{'parc.rms_norm' op operand 'gamma' must have shape [8] (the last dimension of 'input'), got rank 2 with dimension 0 of size 2}}
-  %0 = parc.rms_norm %x, %g eps = 1.0e-6 : tensor<2x8xf32>, tensor<2x8xf32>
+func.func @layer_norm_beta_type(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf16>) {
+  // expected-error @+1 {{'parc.layer_norm' op element type of 'input' (f32) differs from 'beta' (f16)}}
+  %0 = parc.layer_norm %x, %g, %b eps = 1.0e-5 : tensor<2x8xf32>, tensor<8xf32>, tensor<8xf16>
   return
 }

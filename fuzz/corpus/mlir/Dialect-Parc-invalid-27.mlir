@@ -1,7 +1,6 @@
 
-func.func @transpose_permutation(%x: tensor<2x3xf32>) {
-  // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.transpose' op permutation entry 0 is out of range or repeated}}
-  %0 = parc.transpose %x [0, 0] : tensor<2x3xf32> -> tensor<2x2xf32>
+func.func @reshape_type(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'parc.reshape' op result element type differs from 'input'}}
+  %0 = parc.reshape %x : tensor<2x3xf32> -> tensor<6xf16>
   return
 }

@@ -1,6 +1,7 @@
 
-func.func @slice_grad(%x: tensor<2x3xf32>) {
-  // expected-error @+1 {{'parc.slice_grad' op dimension 1: 3 elements from offset 2 with stride 2 do not fit in size 6}}
-  %0 = parc.slice_grad %x offsets [0, 2] strides [1, 2] : tensor<2x3xf32> -> tensor<2x6xf32>
+func.func @cross_entropy_labels(%x: tensor<2x8x10xf32>, %y: tensor<2x4xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.cross_entropy' op 'labels' dimension 1 has size 4 but 'logits' has size 8}}
+  %0 = parc.cross_entropy %x, %y : tensor<2x8x10xf32>, tensor<2x4xi64> -> tensor<f32>
   return
 }

@@ -1,6 +1,7 @@
 
-func.func @embedding_grad(%ids: tensor<2xi64>, %g: tensor<3x8xf32>) {
-  // expected-error @+1 {{'parc.embedding_grad' op expects 'gradient' of shape ids x [dim] and a [vocab, dim] result}}
-  %0 = parc.embedding_grad %ids, %g : tensor<2xi64>, tensor<3x8xf32> -> tensor<10x8xf32>
+func.func @cross_entropy_rank(%x: tensor<2x10xf32>, %y: tensor<2x10xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.cross_entropy' op operand 'labels' must have rank 1 (that of 'logits' without its class dimension), got rank 2}}
+  %0 = parc.cross_entropy %x, %y : tensor<2x10xf32>, tensor<2x10xi64> -> tensor<f32>
   return
 }

@@ -1,7 +1,7 @@
 
-func.func @sub_element_types(%a: tensor<3xf32>, %b: tensor<3xbf16>) {
+func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
   // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.sub' op element type of 'lhs' (f32) differs from 'rhs' (bf16)}}
-  %0 = parc.sub %a, %b : tensor<3xf32>, tensor<3xbf16> -> tensor<3xf32>
+  // expected-error @+1 {{'parc.add' op cannot broadcast 'lhs' dimension 1 (size 3) against 'rhs' dimension 0 (size 4)}}
+  %0 = parc.add %a, %b : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
   return
 }

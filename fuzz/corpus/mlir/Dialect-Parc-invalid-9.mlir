@@ -1,7 +1,7 @@
 
-func.func @mul_result(%a: tensor<3xf32>, %b: tensor<1xf32>) {
+func.func @sub_element_types(%a: tensor<3xf32>, %b: tensor<3xbf16>) {
   // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.mul' op inferred type(s) 'tensor<3xf32>' are incompatible with return type(s) of operation 'tensor<1xf32>'}}
-  %0 = parc.mul %a, %b : tensor<3xf32>, tensor<1xf32> -> tensor<1xf32>
+  // expected-error @+1 {{'parc.sub' op element type of 'lhs' (f32) differs from 'rhs' (bf16)}}
+  %0 = parc.sub %a, %b : tensor<3xf32>, tensor<3xbf16> -> tensor<3xf32>
   return
 }

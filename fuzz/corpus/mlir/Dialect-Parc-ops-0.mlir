@@ -7,6 +7,8 @@ func.func @linear_algebra(%x: tensor<2x8x16xf32>, %w: tensor<32x16xf32>,
                           %a: tensor<4x3x2xbf16>, %b: tensor<3x5xbf16>) -> (tensor<2x8x32xf32>, tensor<4x2x5xbf16>) {
   // CHECK: parc.matmul %{{.*}}, %{{.*}} transpose_rhs : tensor<2x8x16xf32>, tensor<32x16xf32> -> tensor<2x8x32xf32>
   %0 = parc.matmul %x, %w transpose_rhs : tensor<2x8x16xf32>, tensor<32x16xf32> -> tensor<2x8x32xf32>
+  // CHECK: parc.matmul %{{.*}}, %{{.*}} transpose_lhs contract_batch : tensor<2x8x16xf32>, tensor<2x8x32xf32> -> tensor<16x32xf32>
+  %dw = parc.matmul %x, %0 transpose_lhs contract_batch : tensor<2x8x16xf32>, tensor<2x8x32xf32> -> tensor<16x32xf32>
   // CHECK: parc.matmul %{{.*}}, %{{.*}} transpose_lhs : tensor<4x3x2xbf16>, tensor<3x5xbf16> -> tensor<4x2x5xbf16>
   %1 = parc.matmul %a, %b transpose_lhs : tensor<4x3x2xbf16>, tensor<3x5xbf16> -> tensor<4x2x5xbf16>
   return %0, %1 : tensor<2x8x32xf32>, tensor<4x2x5xbf16>
@@ -53,7 +55,7 @@ func.func @normalization(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>) -> (tensor<2x
 }
 
 // CHECK-LABEL: func.func @layout
-func.func @layout(%t: tensor<100x16xf32>, %ids: tensor<2x8xi32>) -> (tensor<2x4x8x1xf32>, tensor<2x1xf32>) {
+func.func @layout(%t: tensor<100x16xf32>, %ids: tensor<2x8xi32>) -> (tensor<2x4x8x1xf32>, tensor<2x1xf32>, tensor<4x8xf32>) {
   // CHECK: parc.embedding %{{.*}}, %{{.*}} : tensor<100x16xf32>, tensor<2x8xi32> -> tensor<2x8x16xf32>
   %0 = parc.embedding %t, %ids : tensor<100x16xf32>, tensor<2x8xi32> -> tensor<2x8x16xf32>
   // CHECK: parc.reshape %{{.*}} : tensor<2x8x16xf32> -> tensor<2x8x4x4xf32>
@@ -68,7 +70,9 @@ func.func @layout(%t: tensor<100x16xf32>, %ids: tensor<2x8xi32>) -> (tensor<2x4x
   %5 = parc.reduce_sum %4 [3] keepdims : tensor<2x4x8x6xf32> -> tensor<2x4x8x1xf32>
   // CHECK: parc.reduce_mean %{{.*}} [1, 2] : tensor<2x4x8x1xf32> -> tensor<2x1xf32>
   %6 = parc.reduce_mean %5 [1, 2] : tensor<2x4x8x1xf32> -> tensor<2x1xf32>
-  return %5, %6 : tensor<2x4x8x1xf32>, tensor<2x1xf32>
+  // CHECK: parc.reduce_log_sum_exp %{{.*}} [0, 3] : tensor<2x4x8x6xf32> -> tensor<4x8xf32>
+  %7 = parc.reduce_log_sum_exp %4 [0, 3] : tensor<2x4x8x6xf32> -> tensor<4x8xf32>
+  return %5, %6, %7 : tensor<2x4x8x1xf32>, tensor<2x1xf32>, tensor<4x8xf32>
 }
 
 // CHECK-LABEL: func.func @attention_and_loss
@@ -77,6 +81,11 @@ func.func @attention_and_loss(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x4x12x16xf3
   %0 = parc.attention %q, %kv, %kv causal scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x16xf32>
   // CHECK: parc.attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.000000e+00 :
   %1 = parc.attention %q, %kv, %kv scale = 1.0 : tensor<2x4x8x16xf32>, tensor<2x4x12x16xf32>, tensor<2x4x12x16xf32>
+  // Grouped-query heads and a padding mask broadcast over heads and queries.
+  // CHECK: parc.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} causal scale = 2.500000e-01 : tensor<2x4x8x16xf32>, tensor<2x2x12x16xf32>, tensor<2x2x12x16xf32>, tensor<2x1x1x12xf32>
+  %gkv = parc.slice %kv offsets [0, 0, 0, 0] sizes [2, 2, 12, 16] strides [1, 1, 1, 1] : tensor<2x4x12x16xf32> -> tensor<2x2x12x16xf32>
+  %mask = parc.constant dense<0.0> : tensor<2x1x1x12xf32>
+  %g = parc.attention %q, %gkv, %gkv mask %mask causal scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x2x12x16xf32>, tensor<2x2x12x16xf32>, tensor<2x1x1x12xf32>
   // CHECK: parc.cross_entropy %{{.*}}, %{{.*}} : tensor<2x4x8x16xf32>, tensor<2x4x8xi64> -> tensor<f32>
   %2 = parc.cross_entropy %1, %labels : tensor<2x4x8x16xf32>, tensor<2x4x8xi64> -> tensor<f32>
   return %2 : tensor<f32>
@@ -110,6 +119,10 @@ func.func @imported_elementwise(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %c: tens
   %2 = parc.pow %1, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
   // CHECK: parc.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x1xi32>, tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
   %3 = parc.select %c, %2, %y : tensor<2x1xi32>, tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: parc.compare lt %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xi32>
+  %l = parc.compare lt %3, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xi32>
+  // CHECK: parc.compare eq %{{.*}}, %{{.*}} : tensor<2x1xi32>, tensor<2x3xi32> -> tensor<2x3xi32>
+  %q = parc.compare eq %c, %l : tensor<2x1xi32>, tensor<2x3xi32> -> tensor<2x3xi32>
   // CHECK: parc.cast %{{.*}} : tensor<2x3xf32> -> tensor<2x3xf16>
   %4 = parc.cast %3 : tensor<2x3xf32> -> tensor<2x3xf16>
   return %3, %4 : tensor<2x3xf32>, tensor<2x3xf16>

@@ -34,6 +34,9 @@ func.func @rules(%x: tensor<2x8x16xf32>, %w: tensor<16x32xf32>, %wt: tensor<32x1
   %11 = parc.reduce_sum %x [1, 2] keepdims : tensor<2x8x16xf32> -> tensor<2x1x1xf32>
   // CHECK: parc.reduce_mean {{.*}}parc.sharding_rule = "([i, j, k]) -> ([i, k]) {i=2, j=8 replicated, k=16}"
   %12 = parc.reduce_mean %x [1] : tensor<2x8x16xf32> -> tensor<2x16xf32>
+  // Its reduced axes split through the op's own combination of the blocks.
+  // CHECK: parc.reduce_log_sum_exp {{.*}}parc.sharding_rule = "([i, j, k]) -> ([j]) {i=2 local-rewrite, j=8, k=16 local-rewrite}"
+  %lse = parc.reduce_log_sum_exp %x [0, 2] : tensor<2x8x16xf32> -> tensor<8xf32>
   // CHECK: parc.concat {{.*}}parc.sharding_rule = "([i, j, k], [i, j, l]) -> ([i, j, m]) {i=2, j=8, k=16 replicated, l=16 replicated, m=32 replicated}"
   %13 = parc.concat %x, %x axis = 2 : tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x32xf32>
   // CHECK: parc.slice {{.*}}parc.sharding_rule = "([i, j, k]) -> ([i, j, l]) {i=2, j=8, k=16 replicated, l=4 replicated}"
@@ -44,5 +47,28 @@ func.func @rules(%x: tensor<2x8x16xf32>, %w: tensor<16x32xf32>, %wt: tensor<32x1
   %16 = parc.attention %q, %kv, %kv causal scale = 0.5 : tensor<2x4x8x4xf32>, tensor<2x4x6x4xf32>, tensor<2x4x6x4xf32>
   // CHECK: parc.cross_entropy {{.*}}parc.sharding_rule = "([i, j, k], [i, j]) -> ([]) {i=2 reduction local-rewrite, j=8 reduction local-rewrite, k=16 reduction local-rewrite}"
   %17 = parc.cross_entropy %x, %ids : tensor<2x8x16xf32>, tensor<2x8xi64> -> tensor<f32>
+  // Grouped-query heads are [kv heads, group]; a padding mask spans batch
+  // and keys only.
+  %gkv = parc.slice %kv offsets [0, 0, 0, 0] sizes [2, 2, 6, 4] strides [1, 1, 1, 1] : tensor<2x4x6x4xf32> -> tensor<2x2x6x4xf32>
+  %pad = parc.constant dense<0.0> : tensor<2x1x1x6xf32>
+  // CHECK: parc.attention {{.*}}parc.sharding_rule = "([i, j*k, l, n], [i, j, m, n], [i, j, m, o], [i, _, _, m]) -> ([i, j*k, l, o]) {i=2, j=2, k=2, l=8 replicated, m=6 replicated, n=4 replicated, o=4 replicated}"
+  %18 = parc.attention %q, %gkv, %gkv mask %pad causal scale = 0.5 : tensor<2x4x8x4xf32>, tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>, tensor<2x1x1x6xf32>
+  return
+}
+
+// Convolutions: batch and filters parallel, input channels summed; the
+// gradients sum over the filters (input) and the batch (weight). Grouped
+// convolutions keep channels and filters whole.
+// CHECK-LABEL: func.func @convolutions
+func.func @convolutions(%x: tensor<2x4x5x5xf32>, %w: tensor<6x4x3x3xf32>, %g: tensor<2x6x3x3xf32>,
+                        %wg: tensor<6x2x3x3xf32>) {
+  // CHECK: parc.conv2d {{.*}}parc.sharding_rule = "([i, k, l, m], [j, k, n, o]) -> ([i, j, p, q]) {i=2, j=6, k=4 reduction, l=5 replicated, m=5 replicated, n=3 replicated, o=3 replicated, p=3 replicated, q=3 replicated}"
+  %0 = parc.conv2d %x, %w strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 1 : tensor<2x4x5x5xf32>, tensor<6x4x3x3xf32>
+  // CHECK: parc.conv2d_input_grad {{.*}}parc.sharding_rule = "([j, k, n, o], [i, j, p, q]) -> ([i, k, l, m]) {i=2, j=6 reduction, k=4, l=5 replicated, m=5 replicated, n=3 replicated, o=3 replicated, p=3 replicated, q=3 replicated}"
+  %1 = parc.conv2d_input_grad %w, %g strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 1 : tensor<6x4x3x3xf32>, tensor<2x6x3x3xf32> -> tensor<2x4x5x5xf32>
+  // CHECK: parc.conv2d_weight_grad {{.*}}parc.sharding_rule = "([i, k, l, m], [i, j, p, q]) -> ([j, k, n, o]) {i=2 reduction, j=6, k=4, l=5 replicated, m=5 replicated, n=3 replicated, o=3 replicated, p=3 replicated, q=3 replicated}"
+  %2 = parc.conv2d_weight_grad %x, %g strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 1 : tensor<2x4x5x5xf32>, tensor<2x6x3x3xf32> -> tensor<6x4x3x3xf32>
+  // CHECK: parc.conv2d {{.*}}groups 2 {parc.sharding_rule = "([i, k, m, n], [j, l, o, p]) -> ([i, j, q, r]) {i=2, j=6 replicated, k=4 replicated, l=2 replicated,
+  %3 = parc.conv2d %x, %wg strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 2 : tensor<2x4x5x5xf32>, tensor<6x2x3x3xf32>
   return
 }

@@ -1,18 +1,15 @@
 
-// Donation: the SGD step writes the new parameter and momentum over the
-// old ones (their last reader), so the step holds each once; the loss-like
-// result that reads %w before the update keeps its own buffer.
-// CHECK-LABEL: func.func @sgd
-// CHECK-SAME: %arg0: tensor<4x4xf32> {parc.name = "w", parc.offset = 0 : i64
-// CHECK-SAME: %arg1: tensor<4x4xf32> {parc.name = "g", parc.offset = 64 : i64
-// CHECK-SAME: %arg2: tensor<4x4xf32> {parc.name = "w.momentum", parc.offset = 128 : i64
-// CHECK: parc.sgd_update {{.*}} {{{.*}}parc.offsets = array<i64: 0, 128>
-func.func @sgd(%w: tensor<4x4xf32> {parc.role = "param", parc.name = "w"},
-               %g: tensor<4x4xf32> {parc.role = "input", parc.name = "g"},
-               %b: tensor<4x4xf32> {parc.role = "optstate", parc.name = "w.momentum"})
-    -> (tensor<4x4xf32> {parc.name = "doubled"}, tensor<4x4xf32> {parc.name = "w"},
-        tensor<4x4xf32> {parc.name = "w.momentum"}) {
-  %d = parc.add %w, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
-  %p, %m = parc.sgd_update %w, %g, %b {lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64} : tensor<4x4xf32>
-  return %d, %p, %m : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+// The loss's gradient writes over the logits, its last reader (a row-wise
+// kernel reads each row whole before writing it). The arguments take 256
+// bytes (64-byte aligned), the logits and their gradient 128 together.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: parc.arena_bytes = 384 : i64
+// CHECK: parc.exp %arg0 {parc.offsets = array<i64: [[LOGITS:[0-9]+]]>}
+// CHECK: parc.cross_entropy_grad {{.*}} {parc.offsets = array<i64: [[LOGITS]]>}
+func.func @loss_grad(%x: tensor<4x8xf32> {parc.role = "input", parc.name = "x"},
+                     %labels: tensor<4xi64> {parc.role = "input", parc.name = "labels"},
+                     %g: tensor<f32> {parc.role = "input", parc.name = "g"}) -> tensor<4x8xf32> {
+  %0 = parc.exp %x : tensor<4x8xf32>
+  %1 = parc.cross_entropy_grad %0, %labels, %g count = 4 : tensor<4x8xf32>, tensor<4xi64>, tensor<f32>
+  return %1 : tensor<4x8xf32>
 }
