@@ -73,7 +73,7 @@ struct MakeTrainStepPass
     for (BlockArgument argument : func.getArguments()) {
       auto role = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
                                                     ParcDialect::kRoleAttrName);
-      Type element = cast<ShapedType>(argument.getType()).getElementType();
+      Type element = getElementTypeOrSelf(argument.getType());
       if (!role || role.getValue() != "param" || element.isF32())
         continue;
       auto name = func.getArgAttrOfType<StringAttr>(
