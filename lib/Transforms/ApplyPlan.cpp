@@ -68,7 +68,7 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   FailureOr<dist::MeshOp> createMesh(const Plan &plan);
   LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
   LogicalResult layOutModelState(const Plan &plan, dist::MeshOp mesh);
-  LogicalResult markLocalSgd(const Plan &plan);
+  LogicalResult markLocalSgd(const Plan &plan, dist::MeshOp mesh);
   LogicalResult recomputeActivations(const Plan &plan);
   LogicalResult addStaleVersions(const Plan &plan);
   LogicalResult splitMicrobatches(const Plan &plan, dist::MeshOp mesh);
@@ -115,7 +115,8 @@ LogicalResult ApplyPlanPass::apply() {
   for (const NamedSharding &sharding : plan->shardings)
     if (failed(applySharding(sharding, *meshOp)))
       return failure();
-  if (failed(layOutModelState(*plan, *meshOp)) || failed(markLocalSgd(*plan)))
+  if (failed(layOutModelState(*plan, *meshOp)) ||
+      failed(markLocalSgd(*plan, *meshOp)))
     return failure();
   if (plan->pipeline &&
       plan->pipeline->schedule == PipelineSchedule::PipeDream2BW &&
@@ -173,10 +174,7 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
       return error(at.dataParallel)
              << "\"servers\" and \"placement\" are for \"sync\": "
                 "\"parameter-server\"";
-    std::optional<int64_t> dp;
-    for (const MeshAxis &axis : plan.mesh)
-      if (axis.name == "dp")
-        dp = axis.size;
+    std::optional<int64_t> dp = plan.getAxisSize("dp");
     if (server) {
       ServerPlacement placement =
           dataParallel->placement.value_or(ServerPlacement::Colocated);
@@ -207,23 +205,26 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
       return error(at.dataParallel)
              << "\"sync_every\" and \"average_optimizer_state\" are for "
                 "\"sync\": \"local-sgd\"";
-    if (localSgd && !dp)
-      return error(at.dataParallel)
-             << "local SGD trains a replica per coordinate of the mesh axis "
-                "'dp', which the mesh does not have";
-    if (localSgd && plan.pipeline)
-      return error(at.dataParallel) << "local SGD with a pipeline is not built";
-    for (const NamedSharding &sharding : plan.shardings)
-      for (const std::vector<std::string> &dim : sharding.dims)
-        if (localSgd && llvm::is_contained(dim, "dp"))
-          return error(sharding.location)
-                 << "'" << sharding.name
-                 << "' is sharded over 'dp', but under local SGD each dp "
-                    "rank holds a whole replica (the train step is written "
-                    "at one replica's batch)";
-    if (localSgd && plan.zero.value_or(0) > 0)
-      return error(at.zero) << "local SGD keeps a whole replica per rank, so "
-                               "it does not shard state with ZeRO";
+    if (localSgd) {
+      if (!dp)
+        return error(at.dataParallel)
+               << "local SGD trains a replica per coordinate of the mesh "
+                  "axis 'dp', which the mesh does not have";
+      if (plan.pipeline)
+        return error(at.dataParallel)
+               << "local SGD with a pipeline is not built";
+      for (const NamedSharding &sharding : plan.shardings)
+        for (const std::vector<std::string> &dim : sharding.dims)
+          if (llvm::is_contained(dim, "dp"))
+            return error(sharding.location)
+                   << "'" << sharding.name
+                   << "' is sharded over 'dp', but under local SGD each dp "
+                      "rank holds a whole replica (the train step is written "
+                      "at one replica's batch)";
+      if (plan.zero.value_or(0) > 0)
+        return error(at.zero) << "local SGD keeps a whole replica per rank, "
+                                 "so it does not shard state with ZeRO";
+    }
   }
   if (plan.recomputeLayers && !plan.recomputeLayers->empty() &&
       plan.recompute.value_or(Recompute::Full) != Recompute::Full)
@@ -456,7 +457,7 @@ LogicalResult ApplyPlanPass::layOutModelState(const Plan &plan,
 
 // Local SGD marks the train steps; --parc-local-sgd makes them a replica's
 // after partitioning.
-LogicalResult ApplyPlanPass::markLocalSgd(const Plan &plan) {
+LogicalResult ApplyPlanPass::markLocalSgd(const Plan &plan, dist::MeshOp mesh) {
   if (!plan.dataParallel ||
       plan.dataParallel->sync != DataParallelSync::LocalSgd)
     return success();
@@ -495,7 +496,7 @@ LogicalResult ApplyPlanPass::markLocalSgd(const Plan &plan) {
             argument.index, dist::DistDialect::kPlanShardingAttrName,
             TensorSharding::replicated(argument.type.getRank())
                 .toAttr(&getContext(),
-                        FlatSymbolRefAttr::get(&getContext(), "mesh")));
+                        FlatSymbolRefAttr::get(mesh.getSymNameAttr())));
   }
   if (!marked)
     return error(plan.locations.dataParallel)

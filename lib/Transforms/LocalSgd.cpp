@@ -91,11 +91,7 @@ mlir::parc::getLocalSgdAveraging(func::FuncOp func) {
     return failure();
   LocalSgdAveraging averaging{(*config)->axis, *replicas, (*config)->syncEvery};
   for (const ModelArgument &argument : *arguments)
-    if (isa<FloatType>(argument.type.getElementType()) &&
-        (argument.role == ArgumentRole::Param ||
-         argument.role == ArgumentRole::Buffer ||
-         ((*config)->averageOptimizerState &&
-          argument.role == ArgumentRole::OptState))) {
+    if (isAveragedByLocalSgd(argument, (*config)->averageOptimizerState)) {
       ++averaging.tensors;
       averaging.bytes += getTensorBytes(argument.type);
     }

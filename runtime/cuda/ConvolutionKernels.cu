@@ -135,79 +135,66 @@ __global__ void avgPoolGradKernel(const float *gradient, float *dx, Window2d w,
   }
 }
 
+/// Launches `kernel` over `n` elements (nothing for none).
+template <typename... Parameters, typename... Arguments>
+cudaError_t launchOver(int64_t n, cudaStream_t stream,
+                       void (*kernel)(Parameters...), Arguments... arguments) {
+  if (n == 0)
+    return cudaSuccess;
+  kernel<<<gridFor(n), kThreads, 0, stream>>>(arguments...);
+  return cudaGetLastError();
+}
+
+float *floats(const TensorRef &t) { return static_cast<float *>(t.data); }
+
+/// The [N, C] channel planes of an NCHW tensor.
+int64_t planesOf(const TensorRef &t) { return t.shape[0] * t.shape[1]; }
+
 } // namespace
 
 cudaError_t parcrt::cuda::launchIm2col(const float *image, float *columns,
                                        const Window2d &w, int64_t channels,
                                        cudaStream_t stream) {
-  int64_t n = channels * w.kernel[0] * w.kernel[1] * w.outHeight * w.outWidth;
-  if (n == 0)
-    return cudaSuccess;
-  im2colKernel<<<gridFor(n), kThreads, 0, stream>>>(image, columns, w,
-                                                    channels);
-  return cudaGetLastError();
+  return launchOver(channels * w.kernel[0] * w.kernel[1] * w.outHeight *
+                        w.outWidth,
+                    stream, im2colKernel, image, columns, w, channels);
 }
 
 cudaError_t parcrt::cuda::launchCol2im(const float *columns, float *image,
                                        const Window2d &w, int64_t channels,
                                        cudaStream_t stream) {
-  int64_t n = channels * w.height * w.width;
-  if (n == 0)
-    return cudaSuccess;
-  col2imKernel<<<gridFor(n), kThreads, 0, stream>>>(columns, image, w,
-                                                    channels);
-  return cudaGetLastError();
+  return launchOver(channels * w.height * w.width, stream, col2imKernel,
+                    columns, image, w, channels);
 }
 
 cudaError_t parcrt::cuda::launchMaxPool2d(const TensorRef *t, const Window2d &w,
                                           cudaStream_t stream) {
-  int64_t planes = t[0].shape[0] * t[0].shape[1];
-  int64_t n = planes * w.outHeight * w.outWidth;
-  if (n == 0)
-    return cudaSuccess;
-  maxPoolKernel<<<gridFor(n), kThreads, 0, stream>>>(
-      static_cast<const float *>(t[0].data), static_cast<float *>(t[1].data), w,
-      planes);
-  return cudaGetLastError();
+  int64_t planes = planesOf(t[0]);
+  return launchOver(planes * w.outHeight * w.outWidth, stream, maxPoolKernel,
+                    floats(t[0]), floats(t[1]), w, planes);
 }
 
 cudaError_t parcrt::cuda::launchMaxPool2dGrad(const TensorRef *t,
                                               const Window2d &w,
                                               cudaStream_t stream) {
-  int64_t planes = t[0].shape[0] * t[0].shape[1];
-  int64_t n = planes * w.height * w.width;
-  if (n == 0)
-    return cudaSuccess;
-  maxPoolGradKernel<<<gridFor(n), kThreads, 0, stream>>>(
-      static_cast<const float *>(t[0].data),
-      static_cast<const float *>(t[1].data), static_cast<float *>(t[2].data), w,
-      planes);
-  return cudaGetLastError();
+  int64_t planes = planesOf(t[0]);
+  return launchOver(planes * w.height * w.width, stream, maxPoolGradKernel,
+                    floats(t[0]), floats(t[1]), floats(t[2]), w, planes);
 }
 
 cudaError_t parcrt::cuda::launchAvgPool2d(const TensorRef *t, const Window2d &w,
                                           bool countIncludePad,
                                           cudaStream_t stream) {
-  int64_t planes = t[0].shape[0] * t[0].shape[1];
-  int64_t n = planes * w.outHeight * w.outWidth;
-  if (n == 0)
-    return cudaSuccess;
-  avgPoolKernel<<<gridFor(n), kThreads, 0, stream>>>(
-      static_cast<const float *>(t[0].data), static_cast<float *>(t[1].data), w,
-      planes, countIncludePad);
-  return cudaGetLastError();
+  int64_t planes = planesOf(t[0]);
+  return launchOver(planes * w.outHeight * w.outWidth, stream, avgPoolKernel,
+                    floats(t[0]), floats(t[1]), w, planes, countIncludePad);
 }
 
 cudaError_t parcrt::cuda::launchAvgPool2dGrad(const TensorRef *t,
                                               const Window2d &w,
                                               bool countIncludePad,
                                               cudaStream_t stream) {
-  int64_t planes = t[1].shape[0] * t[1].shape[1];
-  int64_t n = planes * w.height * w.width;
-  if (n == 0)
-    return cudaSuccess;
-  avgPoolGradKernel<<<gridFor(n), kThreads, 0, stream>>>(
-      static_cast<const float *>(t[0].data), static_cast<float *>(t[1].data), w,
-      planes, countIncludePad);
-  return cudaGetLastError();
+  int64_t planes = planesOf(t[1]);
+  return launchOver(planes * w.height * w.width, stream, avgPoolGradKernel,
+                    floats(t[0]), floats(t[1]), w, planes, countIncludePad);
 }

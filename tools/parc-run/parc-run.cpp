@@ -393,11 +393,7 @@ runReplicas(func::FuncOp func, ArrayRef<ModelArgument> arguments,
     }
   // The arguments whose next values the replicas average.
   auto isAveraged = [&](unsigned index) {
-    const ModelArgument &argument = *byIndex.lookup(index);
-    return isa<FloatType>(argument.type.getElementType()) &&
-           (argument.role == ArgumentRole::Param ||
-            argument.role == ArgumentRole::Buffer ||
-            (averageOptimizerState && argument.role == ArgumentRole::OptState));
+    return isAveragedByLocalSgd(*byIndex.lookup(index), averageOptimizerState);
   };
   SmallVector<interp::Tensor> last;
   for (unsigned step = 1; step <= steps; ++step) {

@@ -319,3 +319,11 @@ mlir::parc::getStageFunctions(ModuleOp module) {
              << stages.size() - 1 << " once each";
   return stages;
 }
+
+bool mlir::parc::isAveragedByLocalSgd(const ModelArgument &argument,
+                                      bool averageOptimizerState) {
+  return isa<FloatType>(argument.type.getElementType()) &&
+         (argument.role == ArgumentRole::Param ||
+          argument.role == ArgumentRole::Buffer ||
+          (averageOptimizerState && argument.role == ArgumentRole::OptState));
+}

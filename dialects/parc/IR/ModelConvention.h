@@ -111,6 +111,13 @@ constexpr StringLiteral kPrologueOfAttrName = "dist.prologue_of";
 /// The prologue of `stageFunc`, or null when it has none.
 func::FuncOp getPrologue(func::FuncOp stageFunc);
 
+/// Whether local SGD averages `argument` between its replicas' steps: a
+/// float parameter or buffer, or optimizer state when
+/// `averageOptimizerState`. The launcher applies the same rule
+/// (runtime/main/Averaging.cpp, which is MLIR-free).
+bool isAveragedByLocalSgd(const ModelArgument &argument,
+                          bool averageOptimizerState);
+
 /// The name of each result: its `parc.name`, else `result<N>`.
 SmallVector<std::string> getResultNames(func::FuncOp func);
 
