@@ -95,10 +95,9 @@ OwningOpRef<ModuleOp> runOnClone(ModuleOp module, BuildPasses build) {
   return clone;
 }
 
-/// The sharding, partitioning and memory passes parc-compile runs after
-/// the plan.
-void addPartitionPasses(PassManager &pm) {
-  pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
+/// The passes parc-compile runs, with the memory plan verified.
+void addCompilePasses(PassManager &pm, StringRef planPath) {
+  addLayoutPasses(pm, planPath);
   addPerRankPasses(pm);
   pm.addNestedPass<func::FuncOp>(createVerifyMemoryPlanPass());
 }
@@ -119,12 +118,8 @@ void fuzz::runCompilerPipelines(ModuleOp module,
   std::string planPath = planJson ? writePlanFile(*planJson) : "";
   // parc-compile on the model as given, each function (one per pipeline
   // stage) lowered to runtime calls on its own, as parc-compile does.
-  OwningOpRef<ModuleOp> planned = runOnClone(module, [&](PassManager &pm) {
-    pm.addPass(createVerifyModelPass());
-    if (planJson)
-      pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planPath}));
-    addPartitionPasses(pm);
-  });
+  OwningOpRef<ModuleOp> planned = runOnClone(
+      module, [&](PassManager &pm) { addCompilePasses(pm, planPath); });
   if (planned)
     for (func::FuncOp func : planned->getOps<func::FuncOp>())
       runOnClone(*planned, [&](PassManager &pm) {
@@ -141,12 +136,7 @@ void fuzz::runCompilerPipelines(ModuleOp module,
     });
     if (!step)
       continue;
-    runOnClone(*step, [&](PassManager &pm) {
-      pm.addPass(createVerifyModelPass());
-      if (planJson)
-        pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planPath}));
-      addPartitionPasses(pm);
-    });
+    runOnClone(*step, [&](PassManager &pm) { addCompilePasses(pm, planPath); });
     if (StringRef(precision) != "f32")
       evaluateFunctions(*step);
   }

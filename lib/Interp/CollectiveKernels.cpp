@@ -1,6 +1,13 @@
 //===- CollectiveKernels.cpp - exact collectives over simulated ranks -----===//
+//
+// Also the one dist op a serial program holds: a sharding constraint, which
+// lays a value out and leaves it as it is (the reference evaluates a model
+// with its plan applied, for the plan's semantics: batch_norm's groups).
+//
+//===----------------------------------------------------------------------===//
 
 #include "parc/Interp/CollectiveEvaluableOpInterface.h"
+#include "parc/Interp/EvaluableOpInterface.h"
 
 #include "dist/IR/DistOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -152,6 +159,16 @@ struct AxisIndexModel
   }
 };
 
+struct ConstraintModel
+    : public EvaluableOpInterface::ExternalModel<ConstraintModel,
+                                                 mlir::dist::ConstraintOp> {
+  LogicalResult evaluate(Operation *, ArrayRef<const Tensor *> operands,
+                         MutableArrayRef<Tensor> results) const {
+    results[0] = *operands[0];
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::parc::interp::registerCollectiveEvaluableOpInterfaceModels(
@@ -163,5 +180,6 @@ void mlir::parc::interp::registerCollectiveEvaluableOpInterfaceModels(
     dist::AllSliceOp::attachInterface<AllSliceModel>(*context);
     dist::AllToAllOp::attachInterface<AllToAllModel>(*context);
     dist::AxisIndexOp::attachInterface<AxisIndexModel>(*context);
+    dist::ConstraintOp::attachInterface<ConstraintModel>(*context);
   });
 }

@@ -77,6 +77,94 @@ static LogicalResult layerNormKernel(LayerNormOp op,
   return success();
 }
 
+namespace {
+/// A [N, C, ...] tensor's batch in `groups` equal groups: the mean and the
+/// reciprocal standard deviation (of the biased variance) of each group's
+/// channels, and the unbiased variance that updates the running one.
+struct BatchNormStatistics {
+  int64_t batch, channels, plane, groups;
+  std::vector<double> mean, rstd, unbiased; // [groups, channels]
+
+  BatchNormStatistics(const Tensor &x, int64_t groups, double epsilon)
+      : batch(x.shape[0]), channels(x.shape[1]),
+        plane(x.getNumElements() / (batch * channels)), groups(groups),
+        mean(groups * channels), rstd(groups * channels),
+        unbiased(groups * channels) {
+    double count = double(getGroupSize()) * plane;
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t c = 0; c < channels; ++c) {
+        double sum = 0, squares = 0;
+        forEach(g, c, [&](int64_t i) { sum += x.values[i]; });
+        double m = sum / count;
+        forEach(g, c, [&](int64_t i) {
+          squares += (x.values[i] - m) * (x.values[i] - m);
+        });
+        mean[g * channels + c] = m;
+        rstd[g * channels + c] = 1.0 / std::sqrt(squares / count + epsilon);
+        unbiased[g * channels + c] = squares / (count - 1);
+      }
+  }
+
+  int64_t getGroupSize() const { return batch / groups; }
+  /// Calls `body` with the index of each element of group g's channel c.
+  template <typename Body> void forEach(int64_t g, int64_t c, Body body) const {
+    for (int64_t n = g * getGroupSize(); n < (g + 1) * getGroupSize(); ++n)
+      for (int64_t p = 0; p < plane; ++p)
+        body((n * channels + c) * plane + p);
+  }
+};
+} // namespace
+
+static LogicalResult batchNormKernel(BatchNormOp op,
+                                     ArrayRef<const Tensor *> operands,
+                                     MutableArrayRef<Tensor> results) {
+  const Tensor &x = *operands[0], &gamma = *operands[1], &beta = *operands[2];
+  BatchNormStatistics stats(x, op.getGroups(),
+                            op.getEpsilon().convertToDouble());
+  for (int64_t g = 0; g < stats.groups; ++g)
+    for (int64_t c = 0; c < stats.channels; ++c) {
+      double m = stats.mean[g * stats.channels + c];
+      double scale = stats.rstd[g * stats.channels + c] * gamma.values[c];
+      stats.forEach(g, c, [&](int64_t i) {
+        results[0].values[i] = (x.values[i] - m) * scale + beta.values[c];
+      });
+    }
+  for (int64_t c = 0; c < stats.channels; ++c) {
+    results[1].values[c] = stats.mean[c];
+    results[2].values[c] = stats.unbiased[c];
+  }
+  return success();
+}
+
+static LogicalResult batchNormGradKernel(BatchNormGradOp op,
+                                         ArrayRef<const Tensor *> operands,
+                                         MutableArrayRef<Tensor> results) {
+  const Tensor &x = *operands[0], &gamma = *operands[1], &dy = *operands[2];
+  BatchNormStatistics stats(x, op.getGroups(),
+                            op.getEpsilon().convertToDouble());
+  double count = double(stats.getGroupSize()) * stats.plane;
+  for (int64_t g = 0; g < stats.groups; ++g)
+    for (int64_t c = 0; c < stats.channels; ++c) {
+      double m = stats.mean[g * stats.channels + c];
+      double rstd = stats.rstd[g * stats.channels + c];
+      double sumGradient = 0, sumGradientXhat = 0;
+      stats.forEach(g, c, [&](int64_t i) {
+        sumGradient += dy.values[i];
+        sumGradientXhat += dy.values[i] * (x.values[i] - m) * rstd;
+      });
+      results[1].values[c] += sumGradientXhat;
+      results[2].values[c] += sumGradient;
+      // dx = gamma rstd (dy - mean(dy) - xhat mean(dy xhat)).
+      stats.forEach(g, c, [&](int64_t i) {
+        double xhat = (x.values[i] - m) * rstd;
+        results[0].values[i] = gamma.values[c] * rstd *
+                               (dy.values[i] - sumGradient / count -
+                                xhat * sumGradientXhat / count);
+      });
+    }
+  return success();
+}
+
 static LogicalResult rmsNormKernel(RmsNormOp op,
                                    ArrayRef<const Tensor *> operands,
                                    MutableArrayRef<Tensor> results) {
@@ -101,4 +189,6 @@ void mlir::parc::interp::attachNormalizationKernels(MLIRContext *context) {
   attachKernel<SoftmaxOp, softmaxKernel>(context);
   attachKernel<LayerNormOp, layerNormKernel>(context);
   attachKernel<RmsNormOp, rmsNormKernel>(context);
+  attachKernel<BatchNormOp, batchNormKernel>(context);
+  attachKernel<BatchNormGradOp, batchNormGradKernel>(context);
 }

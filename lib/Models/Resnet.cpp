@@ -6,12 +6,12 @@
 // left out. Images are [batch, 3, image, image]; strides follow ResNet
 // v1.5 (the 3x3 convolution of a bottleneck strides).
 //
-// Batch normalization in training mode is written out in parc ops: the
-// batch's mean and biased variance over (batch, height, width) normalize,
-// the unbiased variance and the mean update the running statistics with
-// PyTorch's momentum 0.1. Under data parallelism the reductions over a
-// split batch are summed over the ranks, so the statistics are those of
-// the whole batch (SyncBatchNorm's), exactly the serial model's.
+// Batch normalization is parc.batch_norm in training mode: the batch's
+// mean and biased variance over (batch, height, width) normalize, its
+// unbiased variance and mean update the running statistics with PyTorch's
+// momentum 0.1. The model's statistics are the whole batch's; a plan with
+// data parallelism makes them each rank's (DDP's) unless it asks for
+// SyncBatchNorm's (ApplyPlan sets the ops' groups).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,12 +47,6 @@ struct ResnetBuilder {
                          /*bias=*/false);
   }
 
-  /// Per channel: [C] as [C, 1, 1], which broadcasts over [N, C, H, W].
-  Value perChannel(Value v) { return g.reshape(v, {shape(v)[0], 1, 1}); }
-  Value meanOverBatchAndPlane(Value x) {
-    return ReduceMeanOp::create(b(), g.loc(), x, ArrayRef<int64_t>{0, 2, 3},
-                                /*keepdims=*/false);
-  }
   /// running + momentum (observed - running), returned as `name`'s next value.
   void updateRunning(Value running, Value observed, const std::string &name) {
     Value step = MulOp::create(b(), g.loc(),
@@ -74,27 +68,12 @@ struct ResnetBuilder {
     Value runningVar =
         g.addArgument(ArgumentRole::Buffer, name + ".running_var", {channels},
                       element, g.constantInit(1));
-    Value mean = meanOverBatchAndPlane(x);
-    Value centered = SubOp::create(b(), g.loc(), x, perChannel(mean));
-    Value variance =
-        meanOverBatchAndPlane(MulOp::create(b(), g.loc(), centered, centered));
-    Value inverseStd =
-        DivOp::create(b(), g.loc(), scalar(1.0),
-                      SqrtOp::create(b(), g.loc(),
-                                     AddOp::create(b(), g.loc(), variance,
-                                                   scalar(kBatchNormEpsilon))));
-    Value scale = MulOp::create(b(), g.loc(), gamma, inverseStd);
-    Value y = AddOp::create(
-        b(), g.loc(), MulOp::create(b(), g.loc(), centered, perChannel(scale)),
-        perChannel(beta));
-    ArrayRef<int64_t> dims = shape(x);
-    double count = double(dims[0]) * dims[2] * dims[3];
-    updateRunning(runningMean, mean, name + ".running_mean");
-    // The running variance is the unbiased one, as PyTorch's.
-    Value unbiased = MulOp::create(
-        b(), g.loc(), variance, scalar(count > 1 ? count / (count - 1) : 1.0));
-    updateRunning(runningVar, unbiased, name + ".running_var");
-    return y;
+    auto batchNorm = BatchNormOp::create(b(), g.loc(), x, gamma, beta,
+                                         b().getF64FloatAttr(kBatchNormEpsilon),
+                                         /*groups=*/b().getI64IntegerAttr(1));
+    updateRunning(runningMean, batchNorm.getMean(), name + ".running_mean");
+    updateRunning(runningVar, batchNorm.getVariance(), name + ".running_var");
+    return batchNorm.getResult();
   }
 
   Value relu(Value x) { return ReluOp::create(b(), g.loc(), x); }

@@ -53,9 +53,7 @@ mlir::parc::compilePlan(func::FuncOp forward, const Plan &plan,
   stepOptions.precision =
       getPrecisionName(plan.precision.value_or(Precision::F32)).str();
   pm.addNestedPass<func::FuncOp>(createMakeTrainStepPass(stepOptions));
-  pm.addPass(createVerifyModelPass());
-  pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planPath.str().str()}));
-  pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
+  addLayoutPasses(pm, planPath);
   PassManager lowering(context);
   addPerRankPasses(lowering);
   bool laidOut = succeeded(pm.run(*module));

@@ -33,8 +33,12 @@ constexpr StringRef kPlanKeys[] = {
 constexpr StringRef kPipelineKeys[] = {"axis", "microbatches", "schedule",
                                        "virtual_stages", "layers_per_stage"};
 constexpr StringRef kBatchKeys[] = {"global", "micro"};
-constexpr StringRef kDataParallelKeys[] = {
-    "sync", "servers", "placement", "sync_every", "average_optimizer_state"};
+constexpr StringRef kDataParallelKeys[] = {"sync",
+                                           "servers",
+                                           "placement",
+                                           "sync_every",
+                                           "average_optimizer_state",
+                                           "sync_batch_norm"};
 constexpr StringRef kPredictedKeys[] = {"step_time_s",
                                         "tflops_per_gpu",
                                         "mfu",
@@ -259,6 +263,8 @@ Error PlanReader::readDataParallel(const Value &value) {
     return error;
   if (Error error = object->read("average_optimizer_state",
                                  dataParallel.averageOptimizerState))
+    return error;
+  if (Error error = object->read("sync_batch_norm", dataParallel.syncBatchNorm))
     return error;
   plan.dataParallel = dataParallel;
   return Error::success();
@@ -487,6 +493,9 @@ std::string mlir::parc::writePlan(const Plan &plan) {
       dataParallel.add(
           "average_optimizer_state",
           Value::makeBoolean(*plan.dataParallel->averageOptimizerState));
+    if (plan.dataParallel->syncBatchNorm)
+      dataParallel.add("sync_batch_norm",
+                       Value::makeBoolean(*plan.dataParallel->syncBatchNorm));
     root.add("data_parallel", std::move(dataParallel));
   }
   if (plan.predicted)

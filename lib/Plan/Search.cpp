@@ -560,24 +560,27 @@ void Searcher::checkBuildable(EvaluatedPlan &plan) const {
 }
 
 /// Whether an op of `forward` reduces a batch-sized dimension 0 away, as its
-/// sharding rule says (a factor of that dimension spans no result), into a
-/// value the pass reads on: batch statistics, not the loss.
+/// sharding rule says (a factor of that dimension misses a result: a
+/// reduction's, or batch_norm's statistics), into a value the pass reads
+/// on: batch statistics, not the loss.
 static bool reducesBatchMidway(func::FuncOp forward, int64_t batch) {
   WalkResult walk = forward.walk([&](ShardingRuleOpInterface op) {
     if (llvm::all_of(op->getUsers(),
                      [](Operation *user) { return isa<func::ReturnOp>(user); }))
       return WalkResult::advance();
     ShardingRule rule = op.getShardingRule();
-    llvm::SmallDenseSet<int64_t> kept;
-    for (const TensorFactors &result : rule.getResults())
-      for (const DimFactors &dim : result)
-        kept.insert(dim.begin(), dim.end());
+    auto spansEveryResult = [&](int64_t factor) {
+      return llvm::all_of(rule.getResults(), [&](const TensorFactors &result) {
+        return llvm::any_of(result, [&](const DimFactors &dim) {
+          return llvm::is_contained(dim, factor);
+        });
+      });
+    };
     for (auto [value, dims] :
          llvm::zip(op->getOperands(), rule.getOperands())) {
       auto type = dyn_cast<RankedTensorType>(value.getType());
       if (type && type.getRank() > 0 && type.getDimSize(0) == batch &&
-          !dims.empty() &&
-          llvm::any_of(dims[0], [&](int64_t f) { return !kept.contains(f); }))
+          !dims.empty() && !llvm::all_of(dims[0], spansEveryResult))
         return WalkResult::interrupt();
     }
     return WalkResult::advance();

@@ -18,6 +18,7 @@
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcInterfaces.h"
+#include "parc/IR/ParcOps.h"
 #include "parc/Plan/Plan.h"
 #include "parc/Transforms/LocalSgd.h"
 #include "parc/Transforms/MixedPrecision.h"
@@ -69,6 +70,7 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
   LogicalResult layOutModelState(const Plan &plan, dist::MeshOp mesh);
   LogicalResult markLocalSgd(const Plan &plan, dist::MeshOp mesh);
+  LogicalResult groupBatchStatistics(const Plan &plan);
   LogicalResult recomputeActivations(const Plan &plan);
   LogicalResult addStaleVersions(const Plan &plan);
   LogicalResult splitMicrobatches(const Plan &plan, dist::MeshOp mesh);
@@ -116,7 +118,8 @@ LogicalResult ApplyPlanPass::apply() {
     if (failed(applySharding(sharding, *meshOp)))
       return failure();
   if (failed(layOutModelState(*plan, *meshOp)) ||
-      failed(markLocalSgd(*plan, *meshOp)))
+      failed(markLocalSgd(*plan, *meshOp)) ||
+      failed(groupBatchStatistics(*plan)))
     return failure();
   if (plan->pipeline &&
       plan->pipeline->schedule == PipelineSchedule::PipeDream2BW &&
@@ -224,6 +227,11 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
       if (plan.zero.value_or(0) > 0)
         return error(at.zero) << "local SGD keeps a whole replica per rank, "
                                  "so it does not shard state with ZeRO";
+      if (dataParallel->syncBatchNorm.value_or(false))
+        return error(at.dataParallel)
+               << "\"sync_batch_norm\" needs the replicas to step together "
+                  "(\"allreduce\" or \"parameter-server\"); under local SGD "
+                  "each replica's statistics are its own";
     }
   }
   if (plan.recomputeLayers && !plan.recomputeLayers->empty() &&
@@ -504,6 +512,45 @@ LogicalResult ApplyPlanPass::markLocalSgd(const Plan &plan, dist::MeshOp mesh) {
               "has no optimizer update (make one with "
               "--parc-make-train-step)";
   return success();
+}
+
+// PyTorch DDP normalizes each rank's part of the batch by its own
+// statistics: batch_norm's groups become the dp ranks, so the serial model
+// is the one the ranks compute. SyncBatchNorm keeps the whole batch's; under
+// local SGD the step is one replica's already. An op the model wrote with
+// groups of its own keeps them.
+LogicalResult ApplyPlanPass::groupBatchStatistics(const Plan &plan) {
+  const std::optional<DataParallelPlan> &dataParallel = plan.dataParallel;
+  int64_t dp = plan.getAxisSize("dp").value_or(1);
+  if (dp == 1 ||
+      (dataParallel && (dataParallel->syncBatchNorm.value_or(false) ||
+                        dataParallel->sync == DataParallelSync::LocalSgd)))
+    return success();
+  Builder builder(&getContext());
+  WalkResult walk = getOperation().walk([&](Operation *op) {
+    if (!isa<BatchNormOp, BatchNormGradOp>(op))
+      return WalkResult::advance();
+    auto groups = op->getAttrOfType<IntegerAttr>("groups");
+    if (groups && groups.getInt() != 1)
+      return WalkResult::advance();
+    int64_t batch =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getDimSize(0);
+    if (batch % dp != 0) {
+      InFlightDiagnostic diag =
+          error(dataParallel ? plan.locations.dataParallel
+                             : plan.locations.mesh)
+          << "batch normalization uses each of the " << dp
+          << " dp ranks' statistics (PyTorch DDP's), but its batch of " << batch
+          << " does not split into " << dp
+          << " equal parts; \"data_parallel\": {\"sync_batch_norm\": true} "
+             "uses the whole batch's";
+      diag.attachNote(op->getLoc()) << "the batch normalization";
+      return WalkResult::interrupt();
+    }
+    op->setAttr("groups", builder.getI64IntegerAttr(dp));
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 // "full" and "selective" recompute every layer, "recompute_layers" only the

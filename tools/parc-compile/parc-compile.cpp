@@ -186,10 +186,7 @@ int main(int argc, char **argv) {
 
   // Sharding, partitioning and the memory plan.
   PassManager pm(&context);
-  pm.addPass(createVerifyModelPass());
-  if (!planFile.empty())
-    pm.addPass(createApplyPlanPass(ApplyPlanPassOptions{planFile}));
-  pm.addNestedPass<func::FuncOp>(createShardingPropagationPass());
+  addLayoutPasses(pm, planFile);
   addPerRankPasses(pm);
   if (failed(pm.run(*module)))
     return 1;

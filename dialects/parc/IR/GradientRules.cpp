@@ -276,6 +276,26 @@ Gradients LayerNormOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   return SmallVector<Value>(grad.getResults());
 }
 
+/// Whether `gradient` is the zeros autodiff gives a result the loss does
+/// not depend on.
+static bool isZeroGradient(Value gradient) {
+  auto constant = gradient.getDefiningOp<ConstantOp>();
+  auto splat =
+      constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : nullptr;
+  return splat && splat.getSplatValue<APFloat>().isZero();
+}
+
+// The statistics only update the running ones, which no loss reads in
+// training mode.
+Gradients BatchNormOp::buildGradients(OpBuilder &b, ValueRange gradients) {
+  if (!isZeroGradient(gradients[1]) || !isZeroGradient(gradients[2]))
+    return emitOpError("differentiating through the batch statistics "
+                       "(results 1 and 2) is not supported");
+  auto grad = BatchNormGradOp::create(b, getLoc(), getInput(), getGamma(),
+                                      gradients[0], getEpsilon(), getGroups());
+  return SmallVector<Value>(grad.getResults());
+}
+
 Gradients RmsNormOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   auto grad = RmsNormGradOp::create(b, getLoc(), getInput(), getGamma(),
                                     gradients[0], getEpsilon());
@@ -451,6 +471,10 @@ Gradients ConstantOp::buildGradients(OpBuilder &, ValueRange) {
 //===----------------------------------------------------------------------===//
 
 Gradients LayerNormGradOp::buildGradients(OpBuilder &, ValueRange) {
+  return emitOpError("has no gradient rule (second derivatives are not "
+                     "supported)");
+}
+Gradients BatchNormGradOp::buildGradients(OpBuilder &, ValueRange) {
   return emitOpError("has no gradient rule (second derivatives are not "
                      "supported)");
 }

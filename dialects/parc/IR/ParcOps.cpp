@@ -323,6 +323,93 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
 // mean, centre, square, variance sum, scale by rstd, gamma, beta (+ rsqrt).
 int64_t LayerNormOp::getFlopCount() { return 7 * numElements(getType()); }
 
+/// batch_norm's and batch_norm_grad's operands: `input` [N, C, ...] whose
+/// batch splits into `groups` equal groups of more than one value per
+/// channel (an unbiased variance needs two), and [C] vectors of its element
+/// type.
+template <typename OpT>
+static FailureOr<RankedTensorType>
+checkBatchNorm(std::optional<Location> loc, Value input,
+               ArrayRef<std::pair<Value, StringRef>> channelVectors,
+               IntegerAttr groupsAttr) {
+  // Inference runs before the parser fills in default values.
+  int64_t groups = groupsAttr ? groupsAttr.getInt() : 1;
+  FailureOr<RankedTensorType> type = tensorOperand<OpT>(loc, input, "input");
+  if (failed(type))
+    return failure();
+  if (type->getRank() < 2)
+    return shapeError<OpT>(loc,
+                           "operand 'input' must have rank >= 2 "
+                           "([batch, channels, ...]), got rank {0}",
+                           type->getRank());
+  int64_t batch = type->getDimSize(0), channels = type->getDimSize(1);
+  if (groups < 1 || batch % groups != 0)
+    return shapeError<OpT>(loc,
+                           "'groups' ({0}) must be positive and divide the "
+                           "batch ({1})",
+                           groups, batch);
+  if (type->getNumElements() / groups / std::max<int64_t>(channels, 1) < 2)
+    return shapeError<OpT>(loc,
+                           "each of the {0} groups has fewer than 2 values "
+                           "per channel",
+                           groups);
+  for (auto [vector, name] : channelVectors) {
+    FailureOr<RankedTensorType> vectorType =
+        tensorOperand<OpT>(loc, vector, name);
+    if (failed(vectorType) ||
+        failed(sameElementType<OpT>(loc, *type, "input", *vectorType, name)))
+      return failure();
+    if (vectorType->getRank() != 1 || vectorType->getDimSize(0) != channels)
+      return shapeError<OpT>(loc,
+                             "operand '{0}' must have shape [{1}] (the "
+                             "channels, dimension 1 of 'input')",
+                             name, channels);
+  }
+  return type;
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> input = checkBatchNorm<BatchNormOp>(
+      loc, adaptor.getInput(),
+      {{adaptor.getGamma(), "gamma"}, {adaptor.getBeta(), "beta"}},
+      adaptor.getGroupsAttr());
+  if (failed(input))
+    return failure();
+  Type channels = adaptor.getGamma().getType();
+  results.append({*input, channels, channels});
+  return success();
+}
+
+// Two reductions, centring, squaring, scaling and shifting per element.
+int64_t BatchNormOp::getFlopCount() {
+  return 6 * numElements(getResult().getType());
+}
+
+LogicalResult
+BatchNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> input = checkBatchNorm<BatchNormGradOp>(
+      loc, adaptor.getInput(), {{adaptor.getGamma(), "gamma"}},
+      adaptor.getGroupsAttr());
+  if (failed(input))
+    return failure();
+  if (adaptor.getGradient().getType() != *input)
+    return shapeError<BatchNormGradOp>(
+        loc, "operand 'gradient' must have the type of 'input'");
+  Type channels = adaptor.getGamma().getType();
+  results.append({*input, channels, channels});
+  return success();
+}
+
+// The statistics again (4 per element), then 12 for the gradients.
+int64_t BatchNormGradOp::getFlopCount() {
+  return 16 * numElements(getInput().getType());
+}
+
 LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,

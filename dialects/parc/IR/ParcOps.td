@@ -286,6 +286,35 @@ def Parc_LayerNormOp : Parc_ShapedOp<"layer_norm"> {
   }];
 }
 
+def Parc_BatchNormOp : Parc_ShapedOp<"batch_norm",
+    [AllTypesMatch<["gamma", "beta"]>]> {
+  let summary = "batch normalization in training mode, channels in dim 1";
+  let description = [{
+    Normalizes each channel of `input` ([N, C, ...]) by its mean and biased
+    variance over the batch and the trailing dimensions, then scales by
+    `gamma` and shifts by `beta` ([C]). The batch splits into `groups` equal
+    groups whose statistics are their own: one group gives the whole
+    batch's (SyncBatchNorm's, and the serial model's); as many as there are
+    data-parallel ranks gives PyTorch DDP's per-rank statistics. `mean` and
+    `variance` are the first group's mean and unbiased variance, which
+    update the running statistics (DDP keeps rank 0's buffers).
+
+    `--parc-lower-batch-norm` writes it out in parc ops, with the groups as
+    a leading dimension that data parallelism splits without
+    communication.
+  }];
+  let arguments = (ins Parc_FloatTensor:$input, Parc_FloatTensor:$gamma,
+                       Parc_FloatTensor:$beta,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Parc_FloatTensor:$result, Parc_FloatTensor:$mean,
+                      Parc_FloatTensor:$variance);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta `eps` `=` $epsilon (`groups` `=` $groups^)?
+    attr-dict `:` type($input) `,` type($gamma)
+  }];
+}
+
 def Parc_RmsNormOp : Parc_ShapedOp<"rms_norm"> {
   let summary = "root-mean-square normalization over the last axis";
   let description = [{ x / sqrt(mean(x^2) + epsilon) * gamma. }];
@@ -544,6 +573,26 @@ def Parc_LayerNormGradOp : Parc_ShapedOp<"layer_norm_grad",
   let assemblyFormat = [{
     $input `,` $gamma `,` $gradient `eps` `=` $epsilon attr-dict `:`
     type($input) `,` type($gamma)
+  }];
+}
+
+def Parc_BatchNormGradOp : Parc_ShapedOp<"batch_norm_grad",
+    [AllTypesMatch<["input", "gradient"]>]> {
+  let summary = "gradients of batch_norm's result: input, gamma and beta";
+  let description = [{
+    The statistics are recomputed from `input`, group by group as
+    batch_norm's `groups` say.
+  }];
+  let arguments = (ins Parc_FloatTensor:$input, Parc_FloatTensor:$gamma,
+                       Parc_FloatTensor:$gradient,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Parc_FloatTensor:$input_grad,
+                      Parc_FloatTensor:$gamma_grad,
+                      Parc_FloatTensor:$beta_grad);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $gradient `eps` `=` $epsilon (`groups` `=` $groups^)?
+    attr-dict `:` type($input) `,` type($gamma)
   }];
 }
 

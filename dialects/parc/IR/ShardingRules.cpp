@@ -215,6 +215,34 @@ ShardingRule RmsNormOp::getShardingRule() {
   return normalizationRule(getType().getShape(), /*numParameters=*/1);
 }
 
+// The batch is summed over for the per-channel results (the first group's
+// statistics, gamma's and beta's gradients): split, they are partial sums
+// over its axes. The fused op has no local form (the split must follow the
+// groups); --parc-lower-batch-norm writes it out before partitioning. The
+// statistics need the trailing dimensions whole.
+static ShardingRule batchNormRule(ArrayRef<int64_t> shape,
+                                  unsigned numChannelOperands) {
+  ShardingRule rule;
+  TensorFactors full;
+  full.push_back({rule.addFactor(shape[0], FactorKind::Reduction,
+                                 /*needsLocalRewrite=*/true)});
+  int64_t channels = rule.addFactor(shape[1], FactorKind::Parallel);
+  full.push_back({channels});
+  for (int64_t size : shape.drop_front(2))
+    full.push_back({rule.addFactor(size, FactorKind::Replicated)});
+  rule.addOperand(full);
+  for (unsigned i = 0; i < numChannelOperands; ++i)
+    rule.addOperand({{channels}});
+  rule.addResult(full);
+  rule.addResult({{channels}});
+  rule.addResult({{channels}});
+  return rule;
+}
+
+ShardingRule BatchNormOp::getShardingRule() {
+  return batchNormRule(getInput().getType().getShape(), 2);
+}
+
 // Vocab-parallel lookup (Megatron-LM): each rank holds a slice of the rows,
 // looks up the ids that fall in it and yields zeros for the others, so the
 // results are partial sums over the vocabulary's axes.
@@ -568,6 +596,13 @@ ShardingRule LayerNormGradOp::getShardingRule() {
 
 ShardingRule RmsNormGradOp::getShardingRule() {
   return normalizationGradRule(getInput().getType().getShape(), 1);
+}
+
+ShardingRule BatchNormGradOp::getShardingRule() {
+  ShardingRule rule = batchNormRule(getInput().getType().getShape(), 1);
+  // The gradient is laid out as the input.
+  rule.addOperand(rule.getOperands().front());
+  return rule;
 }
 
 // Positions are summed over; a vocabulary split keeps each rank's block of

@@ -127,6 +127,10 @@ struct DataParallelPlan {
   /// Local SGD: whether the optimizer state is averaged with the
   /// parameters (and buffers, which always are).
   std::optional<bool> averageOptimizerState;
+  /// Whether batch normalization uses the whole batch's statistics
+  /// (SyncBatchNorm's) rather than each data-parallel rank's (PyTorch DDP's,
+  /// the default).
+  std::optional<bool> syncBatchNorm;
 };
 
 /// The planner's prediction of memory per rank, in bytes; each at least 0.

@@ -188,6 +188,20 @@ def LocalSgdPass : Pass<"parc-local-sgd", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::parc::ParcDialect"];
 }
 
+def LowerBatchNormPass : Pass<"parc-lower-batch-norm", "::mlir::func::FuncOp"> {
+  let summary = "Writes batch_norm and batch_norm_grad out in parc ops";
+  let description = [{
+    Each op's batch becomes a leading dimension of `groups` groups (none
+    for one group), over which the statistics are not reduced: the groups
+    split over data parallelism with no communication, and one group's
+    reductions over a split batch are summed over the ranks
+    (SyncBatchNorm's). The first group's statistics are a sum weighted one
+    for it and zero for the others. The gradient recomputes the statistics
+    from the input. Runs before sharding propagation (parc-compile does).
+  }];
+  let dependentDialects = ["::mlir::parc::ParcDialect"];
+}
+
 def PipelinePartitionPass
     : Pass<"parc-pipeline-partition", "::mlir::ModuleOp"> {
   let summary = "Splits a partitioned program into pipeline stages";

@@ -604,3 +604,44 @@ func.func @avg_pool2d_grad_shape(%g: tensor<1x1x3x3xf32>) {
   %0 = parc.avg_pool2d_grad %g kernel [2, 2] strides [2, 2] padding [0, 0, 0, 0] dilations [1, 1] : tensor<1x1x3x3xf32> -> tensor<1x1x4x4xf32>
   return
 }
+
+// -----
+
+func.func @batch_norm_groups(%x: tensor<6x2x2x2xf32>, %c: tensor<2xf32>) {
+  // expected-error @+1 {{'parc.batch_norm' op 'groups' (4) must be positive and divide the batch (6)}}
+  %y, %m, %v = parc.batch_norm %x, %c, %c eps = 1.0e-5 groups = 4 : tensor<6x2x2x2xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_negative_groups(%x: tensor<6x2x2x2xf32>, %c: tensor<2xf32>) {
+  // expected-error @+1 {{'parc.batch_norm_grad' op 'groups' (-2) must be positive and divide the batch (6)}}
+  %dx, %dg, %db = parc.batch_norm_grad %x, %c, %x eps = 1.0e-5 groups = -2 : tensor<6x2x2x2xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_one_value_per_group(%x: tensor<2x3xf32>, %c: tensor<3xf32>) {
+  // An unbiased variance needs two values.
+  // expected-error @+1 {{'parc.batch_norm' op each of the 2 groups has fewer than 2 values per channel}}
+  %y, %m, %v = parc.batch_norm %x, %c, %c eps = 1.0e-5 groups = 2 : tensor<2x3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_rank(%x: tensor<8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'parc.batch_norm' op operand 'input' must have rank >= 2 ([batch, channels, ...]), got rank 1}}
+  %y, %m, %v = parc.batch_norm %x, %c, %c eps = 1.0e-5 : tensor<8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_channels(%x: tensor<2x3x2x2xf32>, %c: tensor<2xf32>) {
+  // expected-error @+1 {{'parc.batch_norm' op operand 'gamma' must have shape [3] (the channels, dimension 1 of 'input')}}
+  %y, %m, %v = parc.batch_norm %x, %c, %c eps = 1.0e-5 : tensor<2x3x2x2xf32>, tensor<2xf32>
+  return
+}

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 using namespace mlir;
@@ -45,9 +46,10 @@ protected:
   }
 
   /// Checks the gradients of `body` (which defines %y from %a0, %a1, ...)
-  /// with respect to every param argument.
-  void check(ArrayRef<Argument> arguments, StringRef body,
-             StringRef resultType) {
+  /// with respect to every param argument; with `lowering`, also that the
+  /// gradient function it rewrites computes the same gradients.
+  void check(ArrayRef<Argument> arguments, StringRef body, StringRef resultType,
+             std::function<void(OpPassManager &)> lowering = {}) {
     std::mt19937 random(42);
     std::string source = "func.func @forward(";
     SmallVector<Tensor> values;
@@ -92,6 +94,18 @@ protected:
     FailureOr<SmallVector<Tensor>> results =
         evaluateFunction(func, values, Precision::F64);
     ASSERT_TRUE(succeeded(results));
+    if (lowering) {
+      OwningOpRef<ModuleOp> lowered = module->clone();
+      PassManager lowerings(&context);
+      lowering(lowerings);
+      ASSERT_TRUE(succeeded(lowerings.run(*lowered)));
+      FailureOr<SmallVector<Tensor>> loweredResults = evaluateFunction(
+          *lowered->getOps<func::FuncOp>().begin(), values, Precision::F64);
+      ASSERT_TRUE(succeeded(loweredResults));
+      for (auto [fused, written] : llvm::zip_equal(*results, *loweredResults))
+        for (auto [a, b] : llvm::zip_equal(fused.values, written.values))
+          EXPECT_NEAR(a, b, 1e-9 * std::max(1.0, std::abs(a))) << source;
+    }
     auto loss = [&](ArrayRef<Tensor> inputs) {
       return evaluateFunction(forward, inputs, Precision::F64)
           ->front()
@@ -227,6 +241,20 @@ TEST_F(AutodiffTest, Normalization) {
   check({param("tensor<3x4xf32>", {3, 4}), param("tensor<4xf32>", {4})},
         "  %y = parc.rms_norm %a0, %a1 eps = 1.0e-6 : tensor<3x4xf32>, tensor<4xf32>",
         "tensor<3x4xf32>");
+}
+
+// Per group of the batch (here 2 of 2 images) or the whole batch; the
+// lowered form (parc ops, groups as a leading dimension) computes the same.
+TEST_F(AutodiffTest, BatchNorm) {
+  for (int groups : {1, 2})
+    check({param("tensor<4x3x2x3xf32>", {4, 3, 2, 3}),
+           param("tensor<3xf32>", {3}, 0.5, 1.5), param("tensor<3xf32>", {3})},
+          "  %y, %mean, %variance = parc.batch_norm %a0, %a1, %a2 eps = "
+          "1.0e-5 groups = " +
+              std::to_string(groups) + " : tensor<4x3x2x3xf32>, tensor<3xf32>",
+          "tensor<4x3x2x3xf32>", [](OpPassManager &pm) {
+            pm.addNestedPass<func::FuncOp>(createLowerBatchNormPass());
+          });
 }
 
 TEST_F(AutodiffTest, Convolution) {
