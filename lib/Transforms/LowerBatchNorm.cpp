@@ -50,11 +50,9 @@ public:
     count = type.getNumElements() / (groups * shape[1]);
 
     x = group(input);
-    mean = ReduceMeanOp::create(b, loc, x, statisticDims, /*keepdims=*/true);
+    mean = meanPerGroup(x);
     centered = SubOp::create(b, loc, x, mean);
-    variance = ReduceMeanOp::create(
-        b, loc, MulOp::create(b, loc, centered, centered), statisticDims,
-        /*keepdims=*/true);
+    variance = meanPerGroup(MulOp::create(b, loc, centered, centered));
     rstd = DivOp::create(
         b, loc, scalar(1.0),
         SqrtOp::create(b, loc,
@@ -75,6 +73,16 @@ public:
     shape[0] = type.getDimSize(1);
     return ReshapeOp::create(
         b, loc, RankedTensorType::get(shape, type.getElementType()), vector);
+  }
+  /// The mean of each group's channel, [G, 1, C, 1, ...]: a sum divided by
+  /// the count (exact in f32, unlike its reciprocal), since a sum over a split
+  /// batch is a partial sum that one all-reduce of [C] settles (SyncBatchNorm's
+  /// statistics), where a reduce_mean would gather the batch.
+  Value meanPerGroup(Value value) {
+    return DivOp::create(b, loc,
+                         ReduceSumOp::create(b, loc, value, statisticDims,
+                                             /*keepdims=*/true),
+                         scalar(double(count)));
   }
   /// The [C] sums of `value` over everything but the channels.
   Value sumPerChannel(Value value) {
@@ -147,16 +155,13 @@ void lower(BatchNormGradOp op) {
   Value betaGrad = batch.sumPerChannel(gradient);
   Value xhatGrad =
       MulOp::create(b, loc, gradient, batch.perChannel(op.getGamma()));
-  auto mean = [&](Value value) {
-    return ReduceMeanOp::create(b, loc, value, batch.statisticDims,
-                                /*keepdims=*/true);
-  };
   Value inputGrad = MulOp::create(
       b, loc, batch.rstd,
       SubOp::create(
-          b, loc, SubOp::create(b, loc, xhatGrad, mean(xhatGrad)),
-          MulOp::create(b, loc, xhat,
-                        mean(MulOp::create(b, loc, xhatGrad, xhat)))));
+          b, loc, SubOp::create(b, loc, xhatGrad, batch.meanPerGroup(xhatGrad)),
+          MulOp::create(
+              b, loc, xhat,
+              batch.meanPerGroup(MulOp::create(b, loc, xhatGrad, xhat)))));
   op.replaceAllUsesWith(
       ValueRange{batch.ungroup(inputGrad), gammaGrad, betaGrad});
   op.erase();

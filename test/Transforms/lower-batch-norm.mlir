@@ -10,9 +10,13 @@ func.func @groups(%x: tensor<4x3x2x2xf32> {parc.name = "x", parc.role = "input"}
     -> (tensor<4x3x2x2xf32> {parc.name = "y"}, tensor<3xf32> {parc.name = "mean"},
         tensor<3xf32> {parc.name = "var"}) {
   // CHECK: %[[X:.*]] = parc.reshape %arg0 : tensor<4x3x2x2xf32> -> tensor<2x2x3x2x2xf32>
-  // CHECK: %[[MEAN:.*]] = parc.reduce_mean %[[X]] [1, 3, 4] keepdims : tensor<2x2x3x2x2xf32> -> tensor<2x1x3x1x1xf32>
+  // Means are sums over 8 (values per group and channel): a sum over a
+  // split batch is a partial sum, where a reduce_mean would gather it.
+  // CHECK: %[[EIGHT:.*]] = parc.constant dense<8.000000e+00> : tensor<f32>
+  // CHECK: %[[SUM:.*]] = parc.reduce_sum %[[X]] [1, 3, 4] keepdims : tensor<2x2x3x2x2xf32> -> tensor<2x1x3x1x1xf32>
+  // CHECK: %[[MEAN:.*]] = parc.div %[[SUM]], %[[EIGHT]]
   // CHECK: parc.sub %[[X]], %[[MEAN]]
-  // Unbiased: 8 values per group and channel, times 8 / 7.
+  // Unbiased: times 8 / 7.
   // CHECK: parc.constant dense<1.14285719> : tensor<f32>
   // CHECK: parc.constant dense<{{\[\[\[\[\[}}1.000000e+00]]]], {{\[\[\[\[}}0.000000e+00]]]]]> : tensor<2x1x1x1x1xf32>
   // CHECK: parc.reshape %{{.*}} : tensor<2x2x3x2x2xf32> -> tensor<4x3x2x2xf32>
@@ -30,8 +34,9 @@ func.func @whole_batch(%x: tensor<4x3x2x2xf32> {parc.name = "x", parc.role = "in
     -> (tensor<4x3x2x2xf32> {parc.name = "dx"}, tensor<3xf32> {parc.name = "dg"},
         tensor<3xf32> {parc.name = "db"}) {
   // CHECK-NOT: parc.reshape %arg0
-  // CHECK: parc.reduce_mean %arg0 [0, 2, 3] keepdims : tensor<4x3x2x2xf32> -> tensor<1x3x1x1xf32>
+  // CHECK: parc.reduce_sum %arg0 [0, 2, 3] keepdims : tensor<4x3x2x2xf32> -> tensor<1x3x1x1xf32>
   // CHECK: parc.reduce_sum %arg2 [0, 2, 3] : tensor<4x3x2x2xf32> -> tensor<3xf32>
+  // CHECK-NOT: parc.reduce_mean
   // CHECK-NOT: parc.batch_norm_grad
   %dx, %dg, %db = parc.batch_norm_grad %x, %g, %dy eps = 1.0e-5 : tensor<4x3x2x2xf32>, tensor<3xf32>
   return %dx, %dg, %db : tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>
