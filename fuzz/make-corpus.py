@@ -47,6 +47,14 @@ for plan in plans:
     (mlir / f"gpt-tiny-{plan.stem}.mlir").write_text(
         gpt + "\n//--plan\n" + plan.read_text())
 
+# Batch norms whose groups a dp plan sets (each rank's statistics), and a
+# plan that asks for the whole batch's.
+batch_norm = (root / "test/Transforms/lower-batch-norm.mlir").read_text()
+for plan in ["dp2.json", "sync-dp2.json"]:
+    path = root / "test/Transforms/Inputs/batch-norm" / plan
+    (mlir / f"batch-norm-{path.stem}.mlir").write_text(
+        batch_norm + "\n//--plan\n" + path.read_text())
+
 onnx = fresh(corpus / "onnx")
 for path in sorted((root / "test/Import/Inputs").rglob("*.onnx")):
     name = "-".join(path.relative_to(root / "test/Import/Inputs").parts)

@@ -32,3 +32,13 @@ func.func @poolings(%x: tensor<2x3x7x6xf32>, %g: tensor<2x3x4x3xf32>) -> tensor<
   %sum = parc.add %m, %a : tensor<2x3x4x3xf32>, tensor<2x3x4x3xf32> -> tensor<2x3x4x3xf32>
   return %sum : tensor<2x3x4x3xf32>
 }
+
+// CHECK-LABEL: func.func @batch_norm
+func.func @batch_norm(%x: tensor<4x3x2x2xf32>, %c: tensor<3xf32>) -> tensor<4x3x2x2xf32> {
+  // One group is the default and is not printed.
+  // CHECK: %{{.*}}, %{{.*}}, %{{.*}} = parc.batch_norm %{{.*}}, %{{.*}}, %{{.*}} eps = 1.000000e-05 : tensor<4x3x2x2xf32>, tensor<3xf32>
+  %y, %mean, %var = parc.batch_norm %x, %c, %c eps = 1.0e-5 groups = 1 : tensor<4x3x2x2xf32>, tensor<3xf32>
+  // CHECK: parc.batch_norm_grad %{{.*}}, %{{.*}}, %{{.*}} eps = 1.000000e-05 groups = 2 : tensor<4x3x2x2xf32>, tensor<3xf32>
+  %dx, %dgamma, %dbeta = parc.batch_norm_grad %x, %c, %y eps = 1.0e-5 groups = 2 : tensor<4x3x2x2xf32>, tensor<3xf32>
+  return %dx : tensor<4x3x2x2xf32>
+}

@@ -61,7 +61,7 @@ func.func @rules(%x: tensor<2x8x16xf32>, %w: tensor<16x32xf32>, %wt: tensor<32x1
 // convolutions keep channels and filters whole.
 // CHECK-LABEL: func.func @convolutions
 func.func @convolutions(%x: tensor<2x4x5x5xf32>, %w: tensor<6x4x3x3xf32>, %g: tensor<2x6x3x3xf32>,
-                        %wg: tensor<6x2x3x3xf32>) {
+                        %wg: tensor<6x2x3x3xf32>, %b4: tensor<4xf32>) {
   // CHECK: parc.conv2d {{.*}}parc.sharding_rule = "([i, k, l, m], [j, k, n, o]) -> ([i, j, p, q]) {i=2, j=6, k=4 reduction, l=5 replicated, m=5 replicated, n=3 replicated, o=3 replicated, p=3 replicated, q=3 replicated}"
   %0 = parc.conv2d %x, %w strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 1 : tensor<2x4x5x5xf32>, tensor<6x4x3x3xf32>
   // CHECK: parc.conv2d_input_grad {{.*}}parc.sharding_rule = "([j, k, n, o], [i, j, p, q]) -> ([i, k, l, m]) {i=2, j=6 reduction, k=4, l=5 replicated, m=5 replicated, n=3 replicated, o=3 replicated, p=3 replicated, q=3 replicated}"
@@ -70,5 +70,11 @@ func.func @convolutions(%x: tensor<2x4x5x5xf32>, %w: tensor<6x4x3x3xf32>, %g: te
   %2 = parc.conv2d_weight_grad %x, %g strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 1 : tensor<2x4x5x5xf32>, tensor<2x6x3x3xf32> -> tensor<6x4x3x3xf32>
   // CHECK: parc.conv2d {{.*}}groups 2 {parc.sharding_rule = "([i, k, m, n], [j, l, o, p]) -> ([i, j, q, r]) {i=2, j=6 replicated, k=4 replicated, l=2 replicated,
   %3 = parc.conv2d %x, %wg strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] groups 2 : tensor<2x4x5x5xf32>, tensor<6x2x3x3xf32>
+  // The batch is summed over for the statistics (and gamma's and beta's
+  // gradients), which batch_norm's lowering writes out before partitioning.
+  // CHECK: parc.batch_norm {{.*}}parc.sharding_rule = "([i, j, k, l], [j], [j]) -> ([i, j, k, l], [j], [j]) {i=2 reduction local-rewrite, j=4, k=5 replicated, l=5 replicated}"
+  %y, %mean, %var = parc.batch_norm %x, %b4, %b4 eps = 1.0e-5 : tensor<2x4x5x5xf32>, tensor<4xf32>
+  // CHECK: parc.batch_norm_grad {{.*}}parc.sharding_rule = "([i, j, k, l], [j], [i, j, k, l]) -> ([i, j, k, l], [j], [j]) {i=2 reduction local-rewrite, j=4, k=5 replicated, l=5 replicated}"
+  %dx, %dg, %db = parc.batch_norm_grad %x, %b4, %x eps = 1.0e-5 : tensor<2x4x5x5xf32>, tensor<4xf32>
   return
 }
