@@ -526,15 +526,10 @@ LogicalResult ApplyPlanPass::groupBatchStatistics(const Plan &plan) {
       (dataParallel && (dataParallel->syncBatchNorm.value_or(false) ||
                         dataParallel->sync == DataParallelSync::LocalSgd)))
     return success();
-  Builder builder(&getContext());
-  WalkResult walk = getOperation().walk([&](Operation *op) {
-    if (!isa<BatchNormOp, BatchNormGradOp>(op))
+  auto group = [&](auto op) {
+    if (op.getGroups() != 1)
       return WalkResult::advance();
-    auto groups = op->getAttrOfType<IntegerAttr>("groups");
-    if (groups && groups.getInt() != 1)
-      return WalkResult::advance();
-    int64_t batch =
-        cast<RankedTensorType>(op->getOperand(0).getType()).getDimSize(0);
+    int64_t batch = op.getInput().getType().getDimSize(0);
     if (batch % dp != 0) {
       InFlightDiagnostic diag =
           error(dataParallel ? plan.locations.dataParallel
@@ -544,10 +539,17 @@ LogicalResult ApplyPlanPass::groupBatchStatistics(const Plan &plan) {
           << " does not split into " << dp
           << " equal parts; \"data_parallel\": {\"sync_batch_norm\": true} "
              "uses the whole batch's";
-      diag.attachNote(op->getLoc()) << "the batch normalization";
+      diag.attachNote(op.getLoc()) << "the batch normalization";
       return WalkResult::interrupt();
     }
-    op->setAttr("groups", builder.getI64IntegerAttr(dp));
+    op.setGroups(dp);
+    return WalkResult::advance();
+  };
+  WalkResult walk = getOperation().walk([&](Operation *op) {
+    if (auto batchNorm = dyn_cast<BatchNormOp>(op))
+      return group(batchNorm);
+    if (auto grad = dyn_cast<BatchNormGradOp>(op))
+      return group(grad);
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
