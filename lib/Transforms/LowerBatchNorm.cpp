@@ -25,12 +25,17 @@ using namespace mlir::parc;
 
 namespace {
 
-/// Builds one batch normalization's statistics and its per-channel
-/// arithmetic over the grouped input.
+/// A batch normalization's per-group statistics, [G, 1, C, 1, ...].
+struct Statistics {
+  Value mean, rstd;
+};
+
+/// Builds one batch normalization's statistics (or takes those its forward
+/// pass computed) and its per-channel arithmetic over the grouped input.
 class GroupedBatch {
 public:
   GroupedBatch(OpBuilder &b, Location loc, Value input, int64_t groups,
-               double epsilon)
+               double epsilon, std::optional<Statistics> known = {})
       : b(b), loc(loc), type(cast<RankedTensorType>(input.getType())),
         groups(groups) {
     ArrayRef<int64_t> shape = type.getShape();
@@ -50,6 +55,12 @@ public:
     count = type.getNumElements() / (groups * shape[1]);
 
     x = group(input);
+    if (known) {
+      mean = known->mean;
+      centered = SubOp::create(b, loc, x, mean);
+      rstd = known->rstd;
+      return;
+    }
     mean = meanPerGroup(x);
     centered = SubOp::create(b, loc, x, mean);
     variance = meanPerGroup(MulOp::create(b, loc, centered, centered));
@@ -124,7 +135,19 @@ public:
   Value x, mean, centered, variance, rstd;
 };
 
-void lower(BatchNormOp op) {
+/// The statistics each lowered forward op computed, by its input: its
+/// gradient reads them instead of reducing the input twice again (PyTorch
+/// saves the mean and inverse deviation likewise).
+struct ForwardStatistics {
+  int64_t groups;
+  APFloat epsilon;
+  Block *block;
+  Statistics statistics;
+};
+using StatisticsByInput =
+    llvm::DenseMap<Value, SmallVector<ForwardStatistics, 1>>;
+
+void lower(BatchNormOp op, StatisticsByInput &computed) {
   OpBuilder b(op);
   GroupedBatch batch(b, op.getLoc(), op.getInput(), op.getGroups(),
                      op.getEpsilon().convertToDouble());
@@ -139,16 +162,26 @@ void lower(BatchNormOp op) {
       batch.scalar(double(batch.count) / double(batch.count - 1)));
   op.replaceAllUsesWith(ValueRange{batch.ungroup(result),
                                    batch.firstGroup(batch.mean), unbiased});
+  computed[op.getInput()].push_back({int64_t(op.getGroups()),
+                                     op.getEpsilon(),
+                                     op->getBlock(),
+                                     {batch.mean, batch.rstd}});
   op.erase();
 }
 
 // dx = gamma rstd (dy - mean(dy) - xhat mean(dy xhat)) per group and
 // channel; gamma's gradient sums dy xhat, beta's dy.
-void lower(BatchNormGradOp op) {
+void lower(BatchNormGradOp op, const StatisticsByInput &computed) {
   OpBuilder b(op);
   Location loc = op.getLoc();
+  // A forward op lowered earlier in the block, on the same input.
+  std::optional<Statistics> known;
+  for (const ForwardStatistics &forward : computed.lookup(op.getInput()))
+    if (forward.groups == int64_t(op.getGroups()) &&
+        forward.epsilon == op.getEpsilon() && forward.block == op->getBlock())
+      known = forward.statistics;
   GroupedBatch batch(b, loc, op.getInput(), op.getGroups(),
-                     op.getEpsilon().convertToDouble());
+                     op.getEpsilon().convertToDouble(), known);
   Value gradient = batch.group(op.getGradient());
   Value xhat = MulOp::create(b, loc, batch.centered, batch.rstd);
   Value gammaGrad = batch.sumPerChannel(MulOp::create(b, loc, gradient, xhat));
@@ -170,11 +203,14 @@ void lower(BatchNormGradOp op) {
 struct LowerBatchNormPass
     : public parc::impl::LowerBatchNormPassBase<LowerBatchNormPass> {
   void runOnOperation() override {
-    getOperation().walk([](Operation *op) {
+    // Siblings in program order: a forward op is lowered before its
+    // gradient.
+    StatisticsByInput computed;
+    getOperation().walk([&](Operation *op) {
       if (auto batchNorm = dyn_cast<BatchNormOp>(op))
-        lower(batchNorm);
+        lower(batchNorm, computed);
       else if (auto grad = dyn_cast<BatchNormGradOp>(op))
-        lower(grad);
+        lower(grad, computed);
     });
   }
 };
