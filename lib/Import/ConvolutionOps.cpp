@@ -223,8 +223,10 @@ LogicalResult Importer::importGlobalAveragePool(const onnx::NodeProto &node) {
 }
 
 LogicalResult Importer::importBatchNorm(const onnx::NodeProto &node) {
-  if (intAttr(node, "training_mode", 0) != 0 || node.output_size() > 1)
-    return unsupported(node, "BatchNormalization in training mode");
+  bool training = intAttr(node, "training_mode", 0) != 0;
+  if (!training && node.output_size() > 1)
+    return unsupported(node, "running-statistics outputs outside training "
+                             "mode");
   SmallVector<Value> operands;
   for (int index = 0; index < 5; ++index) {
     FailureOr<Value> value = operand(node, index);
@@ -240,10 +242,6 @@ LogicalResult Importer::importBatchNorm(const onnx::NodeProto &node) {
     return nodeError(node) << "input has rank " << type.getRank()
                            << "; it needs batch and channels";
   int64_t channels = type.getDimSize(1);
-  // Each per-channel vector as [C, 1, ...], broadcasting over the axes
-  // after the channels.
-  SmallVector<int64_t> perChannel(type.getRank() - 1, 1);
-  perChannel[0] = channels;
   static const char *const kRoles[] = {"scale", "B", "input_mean", "input_var"};
   for (int index = 1; index < 5; ++index) {
     RankedTensorType vector = typeOf(operands[index]);
@@ -254,18 +252,66 @@ LogicalResult Importer::importBatchNorm(const onnx::NodeProto &node) {
       return nodeError(node)
              << kRoles[index - 1] << " is " << vector
              << "; the input's elements are " << type.getElementType();
-    operands[index] = reshape(operands[index], perChannel);
   }
-  // The operands' shapes are checked: the ops' builders cannot fail.
   Location loc = nodeLoc(node);
-  Value epsilon =
-      scalarConstant(type.getElementType(), floatAttr(node, "epsilon", 1e-5f));
+  double epsilon = floatAttr(node, "epsilon", 1e-5f);
+  if (training)
+    return importTrainingBatchNorm(node, operands, epsilon);
+  // Each per-channel vector as [C, 1, ...], broadcasting over the axes
+  // after the channels.
+  SmallVector<int64_t> perChannel(type.getRank() - 1, 1);
+  perChannel[0] = channels;
+  for (int index = 1; index < 5; ++index)
+    operands[index] = reshape(operands[index], perChannel);
+  // The operands' shapes are checked: the ops' builders cannot fail.
   Value deviation = SqrtOp::create(
-      builder, loc, AddOp::create(builder, loc, operands[4], epsilon));
+      builder, loc,
+      AddOp::create(builder, loc, operands[4],
+                    scalarConstant(type.getElementType(), epsilon)));
   Value factor = DivOp::create(builder, loc, operands[1], deviation);
   Value centered = SubOp::create(builder, loc, x, operands[3]);
   Value scaled = MulOp::create(builder, loc, centered, factor);
   define(node, 0, AddOp::create(builder, loc, scaled, operands[2]));
+  return success();
+}
+
+// ONNX's training mode: the batch's mean and biased variance normalize, and
+// the running statistics' next values are input * momentum + current *
+// (1 - momentum), with the biased variance (ONNX's ReduceVar; PyTorch's
+// own update uses the unbiased one).
+LogicalResult Importer::importTrainingBatchNorm(const onnx::NodeProto &node,
+                                                ArrayRef<Value> operands,
+                                                double epsilon) {
+  Value x = operands[0];
+  RankedTensorType type = typeOf(x);
+  int64_t channels = type.getDimSize(1);
+  // The other operand checks are done; this is parc.batch_norm's last.
+  if (channels == 0 || type.getNumElements() / channels < 2)
+    return nodeError(node) << "training mode needs at least 2 values per "
+                              "channel; the input is "
+                           << type;
+  Location loc = nodeLoc(node);
+  auto batchNorm = BatchNormOp::create(
+      builder, loc, x, operands[1], operands[2],
+      builder.getF64FloatAttr(epsilon), builder.getI64IntegerAttr(1));
+  define(node, 0, batchNorm.getResult());
+  double momentum = floatAttr(node, "momentum", 0.9f);
+  Type element = type.getElementType();
+  auto running = [&](Value input, Value current) {
+    return AddOp::create(
+        builder, loc,
+        MulOp::create(builder, loc, input, scalarConstant(element, momentum)),
+        MulOp::create(builder, loc, current,
+                      scalarConstant(element, 1.0 - momentum)));
+  };
+  if (node.output_size() > 1 && !node.output(1).empty())
+    define(node, 1, running(operands[3], batchNorm.getMean()));
+  if (node.output_size() > 2 && !node.output(2).empty()) {
+    double count = double(type.getNumElements()) / channels;
+    Value biased = MulOp::create(builder, loc, batchNorm.getVariance(),
+                                 scalarConstant(element, (count - 1) / count));
+    define(node, 2, running(operands[4], biased));
+  }
   return success();
 }
 

@@ -166,6 +166,9 @@ private:
   LogicalResult importPooling(const onnx::NodeProto &node);
   LogicalResult importGlobalAveragePool(const onnx::NodeProto &node);
   LogicalResult importBatchNorm(const onnx::NodeProto &node);
+  LogicalResult importTrainingBatchNorm(const onnx::NodeProto &node,
+                                        ArrayRef<Value> operands,
+                                        double epsilon);
   // Comparisons and logic over run-time values (BooleanOps.cpp).
   LogicalResult importComparison(const onnx::NodeProto &node);
   LogicalResult importLogic(const onnx::NodeProto &node);

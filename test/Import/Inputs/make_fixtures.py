@@ -113,6 +113,15 @@ zero_stride = model_of(
     [init("w", np.ones((1, 1, 3, 3)))])
 save(zero_stride, "conv-zero-stride.onnx")
 
+# Training-mode BatchNormalization over one value per channel, which has no
+# unbiased variance: parc.batch_norm's check, made at import.
+one_value = model_of(
+    [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"],
+                      ["y", "rm", "rv"], name="bn1", training_mode=1)],
+    [f32("x", [1, 3])], [f32("y", [1, 3]), f32("rm", [3]), f32("rv", [3])],
+    [init(name, np.ones(3)) for name in ["s", "b", "m", "v"]])
+save(one_value, "batchnorm-one-value.onnx")
+
 # Groups that do not divide the channels; a pooling window larger than the
 # image: parc's verifiers say so.
 conv_groups = model_of(
