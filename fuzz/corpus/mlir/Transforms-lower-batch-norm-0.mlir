@@ -41,3 +41,19 @@ func.func @whole_batch(%x: tensor<4x3x2x2xf32> {parc.name = "x", parc.role = "in
   %dx, %dg, %db = parc.batch_norm_grad %x, %g, %dy eps = 1.0e-5 : tensor<4x3x2x2xf32>, tensor<3xf32>
   return %dx, %dg, %db : tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>
 }
+
+// The gradient of a lowered forward op on the same input reads its
+// statistics: one square root, and only the forward pass's two sums of the
+// input's squares and values.
+// CHECK-LABEL: func.func @reuse
+func.func @reuse(%x: tensor<4x3x2x2xf32> {parc.name = "x", parc.role = "input"},
+                 %g: tensor<3xf32> {parc.name = "g", parc.role = "param"},
+                 %dy: tensor<4x3x2x2xf32> {parc.name = "dy", parc.role = "input"})
+    -> (tensor<4x3x2x2xf32> {parc.name = "y"}, tensor<4x3x2x2xf32> {parc.name = "dx"}) {
+  // CHECK: parc.sqrt
+  // CHECK-NOT: parc.sqrt
+  // CHECK: return
+  %y, %mean, %var = parc.batch_norm %x, %g, %g eps = 1.0e-5 groups = 2 : tensor<4x3x2x2xf32>, tensor<3xf32>
+  %dx, %dg, %db = parc.batch_norm_grad %x, %g, %dy eps = 1.0e-5 groups = 2 : tensor<4x3x2x2xf32>, tensor<3xf32>
+  return %y, %dx : tensor<4x3x2x2xf32>, tensor<4x3x2x2xf32>
+}
