@@ -106,6 +106,12 @@ struct BatchNormStatistics {
   }
 
   int64_t getGroupSize() const { return batch / groups; }
+  /// Calls `body(g, c, mean, rstd)` for each group's channel.
+  template <typename Body> void forEachChannel(Body body) const {
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t c = 0; c < channels; ++c)
+        body(g, c, mean[g * channels + c], rstd[g * channels + c]);
+  }
   /// Calls `body` with the index of each element of group g's channel c.
   template <typename Body> void forEach(int64_t g, int64_t c, Body body) const {
     for (int64_t n = g * getGroupSize(); n < (g + 1) * getGroupSize(); ++n)
@@ -121,14 +127,12 @@ static LogicalResult batchNormKernel(BatchNormOp op,
   const Tensor &x = *operands[0], &gamma = *operands[1], &beta = *operands[2];
   BatchNormStatistics stats(x, op.getGroups(),
                             op.getEpsilon().convertToDouble());
-  for (int64_t g = 0; g < stats.groups; ++g)
-    for (int64_t c = 0; c < stats.channels; ++c) {
-      double m = stats.mean[g * stats.channels + c];
-      double scale = stats.rstd[g * stats.channels + c] * gamma.values[c];
-      stats.forEach(g, c, [&](int64_t i) {
-        results[0].values[i] = (x.values[i] - m) * scale + beta.values[c];
-      });
-    }
+  stats.forEachChannel([&](int64_t g, int64_t c, double m, double rstd) {
+    double scale = rstd * gamma.values[c];
+    stats.forEach(g, c, [&](int64_t i) {
+      results[0].values[i] = (x.values[i] - m) * scale + beta.values[c];
+    });
+  });
   for (int64_t c = 0; c < stats.channels; ++c) {
     results[1].values[c] = stats.mean[c];
     results[2].values[c] = stats.unbiased[c];
@@ -143,11 +147,8 @@ static LogicalResult batchNormGradKernel(BatchNormGradOp op,
   BatchNormStatistics stats(x, op.getGroups(),
                             op.getEpsilon().convertToDouble());
   double count = double(stats.getGroupSize()) * stats.plane;
-  for (int64_t g = 0; g < stats.groups; ++g)
-    for (int64_t c = 0; c < stats.channels; ++c) {
-      double m = stats.mean[g * stats.channels + c];
-      double rstd = stats.rstd[g * stats.channels + c];
-      double sumGradient = 0, sumGradientXhat = 0;
+  stats.forEachChannel([&](int64_t g, int64_t c, double m, double rstd) {
+    double sumGradient = 0, sumGradientXhat = 0;
       stats.forEach(g, c, [&](int64_t i) {
         sumGradient += dy.values[i];
         sumGradientXhat += dy.values[i] * (x.values[i] - m) * rstd;
@@ -161,7 +162,7 @@ static LogicalResult batchNormGradKernel(BatchNormGradOp op,
                                (dy.values[i] - sumGradient / count -
                                 xhat * sumGradientXhat / count);
       });
-    }
+  });
   return success();
 }
 

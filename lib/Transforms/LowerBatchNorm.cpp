@@ -106,18 +106,18 @@ public:
   Value firstGroup(Value statistic) {
     if (groups == 1)
       return sumPerChannel(statistic);
-    SmallVector<int64_t> shape(groupedType.getRank(), 1);
-    shape[0] = groups;
-    SmallVector<double> weights(groups, 0.0);
-    weights[0] = 1.0;
-    SmallVector<Attribute> values;
-    for (double weight : weights)
-      values.push_back(b.getFloatAttr(type.getElementType(), weight));
-    Value selector = ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(
-            RankedTensorType::get(shape, type.getElementType()), values));
-    return sumPerChannel(MulOp::create(b, loc, statistic, selector));
+    if (!firstGroupSelector) {
+      SmallVector<int64_t> shape(groupedType.getRank(), 1);
+      shape[0] = groups;
+      SmallVector<Attribute> weights(
+          groups, b.getFloatAttr(type.getElementType(), 0.0));
+      weights[0] = b.getFloatAttr(type.getElementType(), 1.0);
+      firstGroupSelector = ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(
+              RankedTensorType::get(shape, type.getElementType()), weights));
+    }
+    return sumPerChannel(MulOp::create(b, loc, statistic, firstGroupSelector));
   }
   Value scalar(double value) {
     auto scalarType = RankedTensorType::get({}, type.getElementType());
@@ -133,6 +133,8 @@ public:
   int64_t groups, channelDim, count;
   SmallVector<int64_t> statisticDims, allButChannels;
   Value x, mean, centered, variance, rstd;
+  /// [G, 1, ...]: one for the first group, zero for the others.
+  Value firstGroupSelector;
 };
 
 /// The statistics each lowered forward op computed, by its input: its

@@ -60,6 +60,23 @@ struct Window2d {
       }
     }
   }
+  /// Calls `body(ky, kx, y, x)` for each output position (y, x) whose tap
+  /// (ky, kx) reads input element (r, c): forEachTap's inverse, for the
+  /// gradients that gather rather than scatter.
+  template <typename Body>
+  PARCRT_HOST_DEVICE void forEachReader(int64_t r, int64_t c,
+                                        Body &&body) const {
+    for (int64_t ky = 0; ky < kernel[0]; ++ky) {
+      int64_t y;
+      if (!outputRow(r, ky, y))
+        continue;
+      for (int64_t kx = 0; kx < kernel[1]; ++kx) {
+        int64_t x;
+        if (outputColumn(c, kx, x))
+          body(ky, kx, y, x);
+      }
+    }
+  }
 
 private:
   PARCRT_HOST_DEVICE static bool outputOf(int64_t shifted, int64_t stride,

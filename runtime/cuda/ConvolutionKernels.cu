@@ -49,18 +49,10 @@ __global__ void col2imKernel(const float *columns, float *image, Window2d w,
     int64_t c = i % w.width, r = (i / w.width) % w.height;
     int64_t channel = i / (w.height * w.width);
     float sum = 0.0f;
-    for (int64_t ky = 0; ky < w.kernel[0]; ++ky) {
-      int64_t y;
-      if (!w.outputRow(r, ky, y))
-        continue;
-      for (int64_t kx = 0; kx < w.kernel[1]; ++kx) {
-        int64_t x;
-        if (!w.outputColumn(c, kx, x))
-          continue;
-        int64_t tap = (channel * w.kernel[0] + ky) * w.kernel[1] + kx;
-        sum += columns[tap * positions + y * w.outWidth + x];
-      }
-    }
+    w.forEachReader(r, c, [&](int64_t ky, int64_t kx, int64_t y, int64_t x) {
+      int64_t tap = (channel * w.kernel[0] + ky) * w.kernel[1] + kx;
+      sum += columns[tap * positions + y * w.outWidth + x];
+    });
     image[i] = sum;
   }
 }
@@ -86,16 +78,10 @@ __global__ void maxPoolGradKernel(const float *in, const float *gradient,
     const float *g = gradient + planeIndex * positions;
     int64_t r = offset / w.width, c = offset % w.width;
     float sum = 0.0f;
-    for (int64_t ky = 0; ky < w.kernel[0]; ++ky) {
-      int64_t y;
-      if (!w.outputRow(r, ky, y))
-        continue;
-      for (int64_t kx = 0; kx < w.kernel[1]; ++kx) {
-        int64_t x;
-        if (w.outputColumn(c, kx, x) && firstMaximum(w, plane, y, x) == offset)
-          sum += g[y * w.outWidth + x];
-      }
-    }
+    w.forEachReader(r, c, [&](int64_t, int64_t, int64_t y, int64_t x) {
+      if (firstMaximum(w, plane, y, x) == offset)
+        sum += g[y * w.outWidth + x];
+    });
     dx[i] = sum;
   }
 }
@@ -120,17 +106,9 @@ __global__ void avgPoolGradKernel(const float *gradient, float *dx, Window2d w,
     const float *g = gradient + (i / area) * positions;
     int64_t r = (i % area) / w.width, c = (i % area) % w.width;
     double sum = 0;
-    for (int64_t ky = 0; ky < w.kernel[0]; ++ky) {
-      int64_t y;
-      if (!w.outputRow(r, ky, y))
-        continue;
-      for (int64_t kx = 0; kx < w.kernel[1]; ++kx) {
-        int64_t x;
-        if (w.outputColumn(c, kx, x))
-          sum +=
-              g[y * w.outWidth + x] / poolingDivisor(w, countIncludePad, y, x);
-      }
-    }
+    w.forEachReader(r, c, [&](int64_t, int64_t, int64_t y, int64_t x) {
+      sum += g[y * w.outWidth + x] / poolingDivisor(w, countIncludePad, y, x);
+    });
     dx[i] = static_cast<float>(sum);
   }
 }

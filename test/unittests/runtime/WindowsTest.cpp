@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <vector>
 
 using namespace parcrt;
@@ -92,6 +93,34 @@ TEST(Windows, OutputOfInvertsTheTaps) {
             }
         }
   EXPECT_GT(checked, 200);
+}
+
+// forEachReader visits exactly the (output, input) pairs forEachTap does,
+// from the input's side: what the gathering gradients rely on.
+TEST(Windows, ReadersInvertTaps) {
+  for (int64_t kernel : {1, 3})
+    for (int64_t stride : {1, 2})
+      for (int64_t dilation : {1, 2})
+        for (int64_t pad : {0, 1}) {
+          Window2d w = makeWindow(6, kernel, stride, dilation, pad, pad);
+          std::set<std::pair<int64_t, int64_t>> taps, readers;
+          for (int64_t y = 0; y < w.outHeight; ++y)
+            for (int64_t x = 0; x < w.outWidth; ++x)
+              w.forEachTap(y, x, [&](int64_t offset) {
+                taps.insert({y * w.outWidth + x, offset});
+              });
+          for (int64_t r = 0; r < w.height; ++r)
+            for (int64_t c = 0; c < w.width; ++c)
+              w.forEachReader(r, c,
+                              [&](int64_t ky, int64_t kx, int64_t y, int64_t x) {
+                                EXPECT_EQ(w.row(y, ky), r);
+                                EXPECT_EQ(w.column(x, kx), c);
+                                readers.insert(
+                                    {y * w.outWidth + x, r * w.width + c});
+                              });
+          EXPECT_FALSE(taps.empty());
+          EXPECT_EQ(taps, readers);
+        }
 }
 
 TEST(Windows, FirstMaximumAndDivisor) {
