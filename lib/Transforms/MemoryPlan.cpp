@@ -1,7 +1,8 @@
 //===- MemoryPlan.cpp - liveness-based placement in one arena -------------===//
 //
 // Arguments lie at the bottom of the arena, in order. Results are placed
-// once all lifetimes are known (placeBuffers). Two kinds of
+// once all lifetimes are known (placeBuffers), in O(n log n) for n
+// results. Two kinds of
 // results take a buffer that already exists instead of a new one:
 //
 // - donation: a result named like an argument (a parameter's, an optimizer
@@ -24,7 +25,9 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <map>
 #include <numeric>
+#include <set>
 
 namespace mlir::parc {
 #define GEN_PASS_DEF_MEMORYPLANPASS
@@ -83,10 +86,13 @@ enum class Fit { Smallest, Lowest };
 /// left by the placed buffers whose lifetimes overlap its own, else above
 /// them. Knowing every lifetime up front keeps a short-lived buffer out of
 /// a gap a long-lived one needs later, which placement in program order
-/// cannot. O(n m) for m buffers placed, bounded by those live at once in
-/// practice. Returns the top.
-int64_t placeInOrder(MutableArrayRef<Buffer> buffers, ArrayRef<int64_t> order,
-                     Fit fit) {
+/// cannot. Each buffer's gap is found by walking the placed buffers up from
+/// the bottom, O(n) per buffer: a train step keeps O(layers) activations
+/// live across its backward pass, so the walk grows as n^2. It gives up
+/// after `budget` visits in all and returns nullopt; else the top.
+std::optional<int64_t> placeInOrder(MutableArrayRef<Buffer> buffers,
+                                    ArrayRef<int64_t> order, Fit fit,
+                                    int64_t budget) {
   SmallVector<int64_t> placed; // by offset
   int64_t top = 0;
   for (int64_t index : order) {
@@ -95,6 +101,8 @@ int64_t placeInOrder(MutableArrayRef<Buffer> buffers, ArrayRef<int64_t> order,
       continue;
     int64_t below = 0, best = -1, bestGap = 0;
     for (int64_t other : placed) {
+      if (budget-- == 0)
+        return std::nullopt;
       const Buffer &neighbour = buffers[other];
       if (neighbour.end < buffer.start || buffer.end < neighbour.start)
         continue;
@@ -111,13 +119,100 @@ int64_t placeInOrder(MutableArrayRef<Buffer> buffers, ArrayRef<int64_t> order,
     }
     buffer.offset = best >= 0 ? best : below;
     top = std::max(top, buffer.offset + buffer.bytes);
-    placed.insert(llvm::upper_bound(placed, buffer.offset,
-                                    [&](int64_t offset, int64_t other) {
-                                      return offset < buffers[other].offset;
-                                    }),
-                  index);
+    auto at = llvm::upper_bound(placed, buffer.offset,
+                                [&](int64_t offset, int64_t other) {
+                                  return offset < buffers[other].offset;
+                                });
+    // Moving the buffers above counts as visiting them.
+    budget -= placed.end() - at;
+    if (budget < 0)
+      return std::nullopt;
+    placed.insert(at, index);
   }
   return top;
+}
+
+/// Best fit in program order over the arena's free ranges: each buffer, as
+/// its lifetime starts, takes the smallest free range that holds it (the
+/// lowest of equal ones), else the top grows; a buffer's range is freed
+/// when its lifetime has ended, merged with its free neighbours. O(log n)
+/// per buffer.
+class BestFitArena {
+public:
+  int64_t allocate(int64_t bytes) {
+    int64_t offset = top;
+    auto fit = freeBySize.lower_bound({bytes, 0});
+    if (fit != freeBySize.end()) {
+      auto [size, begin] = *fit;
+      removeFree(begin);
+      offset = begin;
+      if (size > bytes)
+        addFree(begin + bytes, size - bytes);
+    } else {
+      top += bytes;
+      peak = std::max(peak, top);
+    }
+    return offset;
+  }
+
+  void release(int64_t begin, int64_t size) {
+    auto next = freeByOffset.lower_bound(begin);
+    if (next != freeByOffset.end() && next->first == begin + size) {
+      size += next->second;
+      next = removeFree(next->first);
+    }
+    if (next != freeByOffset.begin() &&
+        std::prev(next)->first + std::prev(next)->second == begin) {
+      begin = std::prev(next)->first;
+      size += std::prev(next)->second;
+      removeFree(begin);
+    }
+    if (begin + size == top)
+      top = begin;
+    else
+      addFree(begin, size);
+  }
+
+  int64_t getPeak() const { return peak; }
+
+private:
+  void addFree(int64_t begin, int64_t size) {
+    freeByOffset[begin] = size;
+    freeBySize.insert({size, begin});
+  }
+  std::map<int64_t, int64_t>::iterator removeFree(int64_t begin) {
+    auto it = freeByOffset.find(begin);
+    freeBySize.erase({it->second, begin});
+    return freeByOffset.erase(it);
+  }
+
+  std::map<int64_t, int64_t> freeByOffset;          // begin -> size
+  std::set<std::pair<int64_t, int64_t>> freeBySize; // (size, begin)
+  int64_t top = 0, peak = 0;
+};
+
+/// Places every buffer by best fit in program order; returns the top.
+int64_t placeByBestFit(MutableArrayRef<Buffer> buffers) {
+  SmallVector<int64_t> byStart(buffers.size());
+  std::iota(byStart.begin(), byStart.end(), 0);
+  llvm::stable_sort(byStart, [&](int64_t a, int64_t b) {
+    return buffers[a].start < buffers[b].start;
+  });
+  BestFitArena arena;
+  std::multimap<int64_t, int64_t> live; // end -> buffer
+  for (int64_t index : byStart) {
+    Buffer &buffer = buffers[index];
+    if (buffer.bytes == 0)
+      continue;
+    for (; !live.empty() && live.begin()->first < buffer.start;
+         live.erase(live.begin())) {
+      const Buffer &ended = buffers[live.begin()->second];
+      arena.release(ended.offset, ended.bytes);
+    }
+    buffer.offset = arena.allocate(buffer.bytes);
+    live.insert({buffer.end, index});
+  }
+  return arena.getPeak();
 }
 
 /// The bytes of the buffers live at each program position.
@@ -179,18 +274,27 @@ SmallVector<int64_t> orderByBreadth(ArrayRef<Buffer> buffers) {
   return order;
 }
 
-/// The best of five placements: the largest first, with the longest-lived
-/// or the earliest first among buffers of one size, each in the lowest gap;
-/// by breadth, in the smallest or the lowest gap; and the longest-lived
-/// first, the largest first among equals, in the lowest gap. None wins on
-/// every program (over bench/planner's 54 train steps and gpt2-small each of
-/// the first four is the only best somewhere; the size orders in the
-/// smallest gap never are; the lifetime order is the best, 2.2 MB below the
-/// others, on the 4-layer GPT at dp=2 with ZeRO-3, whose parameters'
-/// gathered copies leave gaps between long-lived buffers), and each costs
-/// what one placement does.
-int64_t placeBuffers(MutableArrayRef<Buffer> buffers) {
-  SmallVector<int64_t> longestFirst(buffers.size());
+/// The best of six placements. Best fit in program order, O(n log n), and
+/// five offline ones that each may visit `greedyWork` n log2 n placed
+/// buffers: the largest first, with the longest-lived or the earliest first
+/// among buffers of one size, each in the lowest gap; by breadth, in the
+/// smallest or the lowest gap; and the longest-lived first, the largest
+/// first among equals, in the lowest gap. None wins on every program (over
+/// bench/planner's 54 train steps and gpt2-small each of the first four
+/// offline ones is the only best somewhere; the size orders in the smallest
+/// gap never are; the lifetime order is the best, 2.2 MB below the others,
+/// on the 4-layer GPT at dp=2 with ZeRO-3, whose parameters' gathered
+/// copies leave gaps between long-lived buffers). The offline placements
+/// matter on small programs (a hole of a few large buffers is a large part
+/// of their arena: best fit is 15% larger on the 4-layer GPT). On deep
+/// ones, where their walk would take n^2, best fit is what finishes, within
+/// 175 KB of them on GPT train steps of 192-768 layers (bench/memory-plan).
+int64_t placeBuffers(MutableArrayRef<Buffer> buffers, int64_t greedyWork) {
+  int64_t count = buffers.size(), budget;
+  if (llvm::MulOverflow(greedyWork, count * llvm::Log2_64_Ceil(count + 1),
+                        budget))
+    budget = INT64_MAX;
+  SmallVector<int64_t> longestFirst(count);
   std::iota(longestFirst.begin(), longestFirst.end(), 0);
   SmallVector<int64_t> earliestFirst = longestFirst;
   SmallVector<int64_t> longestLivedFirst = longestFirst;
@@ -211,25 +315,29 @@ int64_t placeBuffers(MutableArrayRef<Buffer> buffers) {
     return key(buffers[a]) < key(buffers[b]);
   });
   SmallVector<int64_t> byBreadth = orderByBreadth(buffers);
-  std::optional<int64_t> best;
-  SmallVector<Buffer> bestPlacement;
+  SmallVector<Buffer> bestPlacement(buffers.begin(), buffers.end());
+  int64_t best = placeByBestFit(bestPlacement);
   for (auto [order, fit] : {std::make_pair(&longestFirst, Fit::Lowest),
                             std::make_pair(&earliestFirst, Fit::Lowest),
                             std::make_pair(&byBreadth, Fit::Smallest),
                             std::make_pair(&byBreadth, Fit::Lowest),
                             std::make_pair(&longestLivedFirst, Fit::Lowest)}) {
     SmallVector<Buffer> placement(buffers.begin(), buffers.end());
-    int64_t top = placeInOrder(placement, *order, fit);
-    if (!best || top < *best) {
-      best = top;
+    std::optional<int64_t> top = placeInOrder(placement, *order, fit, budget);
+    // The others walk about as far.
+    if (!top)
+      break;
+    if (*top < best) {
+      best = *top;
       bestPlacement = std::move(placement);
     }
   }
   llvm::copy(bestPlacement, buffers.begin());
-  return *best;
+  return best;
 }
 
 struct MemoryPlanPass : public parc::impl::MemoryPlanPassBase<MemoryPlanPass> {
+  using MemoryPlanPassBase::MemoryPlanPassBase;
   void runOnOperation() override;
 };
 
@@ -239,6 +347,12 @@ void MemoryPlanPass::runOnOperation() {
   func::FuncOp func = getOperation();
   if (func.isExternal())
     return;
+  if (greedyWork < 0) {
+    func.emitError("--parc-plan-memory: greedy-work must not be negative, "
+                   "got ")
+        << static_cast<int64_t>(greedyWork);
+    return signalPassFailure();
+  }
   Block &body = func.getBody().front();
   Operation *terminator = body.getTerminator();
   Builder builder(&getContext());
@@ -338,7 +452,7 @@ void MemoryPlanPass::runOnOperation() {
                          position[&op], resultEnd});
     }
   }
-  int64_t resultBytes = placeBuffers(buffers);
+  int64_t resultBytes = placeBuffers(buffers, greedyWork);
   for (Operation &op : body.without_terminator()) {
     SmallVector<int64_t> offsets;
     for (Value result : op.getResults())

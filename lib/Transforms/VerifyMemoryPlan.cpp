@@ -77,10 +77,9 @@ mlir::parc::getTensorLifetimes(func::FuncOp func) {
     returnedAs[name] = value;
   llvm::DenseSet<Value> returned(terminator->getOperands().begin(),
                                  terminator->getOperands().end());
-  llvm::DenseMap<int64_t, SmallVector<TensorLifetime *>> resultsAt;
-  for (TensorLifetime &lifetime : lifetimes)
-    if (!isa<BlockArgument>(lifetime.value))
-      resultsAt[lifetime.offset].push_back(&lifetime);
+  llvm::DenseMap<Value, const TensorLifetime *> lifetimeOf;
+  for (const TensorLifetime &lifetime : lifetimes)
+    lifetimeOf[lifetime.value] = &lifetime;
   for (TensorLifetime &lifetime : lifetimes) {
     if (returned.contains(lifetime.value)) {
       lifetime.end = end;
@@ -92,12 +91,11 @@ mlir::parc::getTensorLifetimes(func::FuncOp func) {
     auto name = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
                                                   ParcDialect::kNameAttrName);
     Value next = name ? returnedAs.lookup(name.getValue()) : Value();
-    auto sharing = resultsAt.find(lifetime.offset);
-    bool donated = next && sharing != resultsAt.end() &&
-                   llvm::any_of(sharing->second, [&](TensorLifetime *result) {
-                     return result->value == next &&
-                            result->bytes == lifetime.bytes;
-                   });
+    const TensorLifetime *nextLifetime =
+        next ? lifetimeOf.lookup(next) : nullptr;
+    bool donated = nextLifetime && !isa<BlockArgument>(next) &&
+                   nextLifetime->offset == lifetime.offset &&
+                   nextLifetime->bytes == lifetime.bytes;
     if (!donated)
       lifetime.end = end;
   }

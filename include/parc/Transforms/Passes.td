@@ -275,8 +275,7 @@ def MemoryPlanPass : Pass<"parc-plan-memory", "::mlir::func::FuncOp"> {
     arguments for the whole program (they persist across steps) and
     results from their definition to the end of the step. Arguments lie
     at the bottom of the arena; results are placed once every lifetime is
-    known, largest first, each in the smallest gap the tensors live at the
-    same time leave (greedy by size), 64-byte aligned. A result named like an
+    known, 64-byte aligned (see below). A result named like an
     argument (a parameter's next value) is written into the argument's
     buffer once nothing else reads it (donation), and a result of a
     MayWriteOverOperand op takes the buffer of an operand of its type that
@@ -284,7 +283,17 @@ def MemoryPlanPass : Pass<"parc-plan-memory", "::mlir::func::FuncOp"> {
     arguments, `parc.offsets` on ops, and on the function `parc.arena_bytes`
     (the peak) and `parc.tensor_bytes` (the sum of all tensor sizes, what a
     plan without reuse would need).
+
+    The placement is the smallest of best fit in program order and five
+    offline greedy ones (by size, by breadth, by lifetime). A greedy one
+    walks the placed buffers to find each gap, O(n^2) for n results; it
+    gives up after `greedy-work` n log2 n visits, so the pass is O(n log n).
   }];
+  let options = [
+    Option<"greedyWork", "greedy-work", "int64_t", /*default=*/"256",
+           "Placed buffers each greedy placement may visit, per n log2 n "
+           "results (0: best fit in program order alone)">,
+  ];
 }
 
 #endif // PARC_TRANSFORMS_PASSES_TD
