@@ -201,11 +201,16 @@ void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
       plan && plan->predicted ? &*plan->predicted : nullptr;
   int64_t arena = figures.arenaBytes, tensors = figures.tensorBytes;
   os << "ranks: " << figures.ranks << "\n";
-  os << "peak arena bytes per rank: " << arena << " (all tensors: " << tensors
-     << ", saved "
-     << llvm::format("%.1f", tensors ? 100.0 * (tensors - arena) / tensors
-                                     : 0.0)
-     << "%)";
+  os << "peak arena bytes per rank: " << arena << " (all tensors: " << tensors;
+  // Tensors of a few bytes each take a 64-byte aligned buffer, so a tiny
+  // program's arena can exceed the sum of its tensors.
+  if (arena > tensors)
+    os << ", alignment adds " << arena - tensors << ")";
+  else
+    os << ", saved "
+       << llvm::format("%.1f", tensors ? 100.0 * (tensors - arena) / tensors
+                                       : 0.0)
+       << "%)";
   if (predicted)
     printPrediction(os, predicted->peakMemoryBytesPerRank, arena);
   os << "\n";
