@@ -169,6 +169,7 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
                               : followDimensions(body, tokenSeeds);
 
   // Segments from parameter names.
+  LayerNumbering numbering(training);
   llvm::DenseMap<Value, int64_t> valueLayer;
   bool seenLayer = false;
   SmallVector<Operation *> preOps, postOps;
@@ -188,7 +189,7 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
         continue;
       auto name = training.getArgAttrOfType<StringAttr>(
           argument.getArgNumber(), ParcDialect::kNameAttrName);
-      if (std::optional<int64_t> index = getLayerIndex(name.getValue()))
+      if (std::optional<int64_t> index = numbering.lookup(name.getValue()))
         layer = std::max(layer.value_or(*index), *index);
       else
         usesOtherParams = true;

@@ -268,10 +268,11 @@ LogicalResult PipelinePartitioner::assignLayerStages() {
   for (int64_t c = 0; c < chunks; ++c)
     for (int64_t i = 0; i < (*perStage)[c]; ++i, ++layer)
       byIndex[*layer] = c;
+  LayerNumbering numbering(func);
   for (BlockArgument argument : body.getArguments())
     if (auto name = func.getArgAttrOfType<StringAttr>(
             argument.getArgNumber(), ParcDialect::kNameAttrName))
-      if (std::optional<int64_t> index = getLayerIndex(name.getValue())) {
+      if (std::optional<int64_t> index = numbering.lookup(name.getValue())) {
         ValueInfo &value = info[argument];
         value.stage = byIndex.lookup(*index);
         value.fromParameters = true;

@@ -25,6 +25,7 @@ static bool isForward(Operation *op) {
 /// layer).
 static llvm::DenseMap<Value, int64_t> getParameterLayers(func::FuncOp func) {
   llvm::DenseMap<Value, int64_t> layers;
+  LayerNumbering numbering(func);
   for (BlockArgument argument : func.getArguments()) {
     auto role = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
                                                   ParcDialect::kRoleAttrName);
@@ -32,7 +33,7 @@ static llvm::DenseMap<Value, int64_t> getParameterLayers(func::FuncOp func) {
                                                   ParcDialect::kNameAttrName);
     if (role && role.getValue() == "param")
       layers[argument] =
-          name ? getLayerIndex(name.getValue()).value_or(kNoLayer) : kNoLayer;
+          name ? numbering.lookup(name.getValue()).value_or(kNoLayer) : kNoLayer;
   }
   return layers;
 }

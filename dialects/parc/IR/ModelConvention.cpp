@@ -239,26 +239,43 @@ SmallVector<Operation *> mlir::parc::getPlanPositionedOps(func::FuncOp func) {
   return ops;
 }
 
-std::optional<int64_t> mlir::parc::getLayerIndex(StringRef name) {
-  SmallVector<StringRef> parts;
-  name.split(parts, '.');
-  for (StringRef part : parts) {
-    int64_t index;
-    if (!part.empty() && llvm::all_of(part, llvm::isDigit) &&
-        !part.getAsInteger(10, index))
-      return index;
+/// The layer part of a parameter name: up to and including its first
+/// all-digit component; empty if it has none.
+static StringRef getLayerName(StringRef name) {
+  size_t begin = 0;
+  while (begin <= name.size()) {
+    size_t end = name.find('.', begin);
+    if (end == StringRef::npos)
+      end = name.size();
+    StringRef part = name.slice(begin, end);
+    if (!part.empty() && llvm::all_of(part, llvm::isDigit))
+      return name.take_front(end);
+    begin = end + 1;
   }
-  return std::nullopt;
+  return {};
 }
 
-std::set<int64_t> mlir::parc::getLayerIndices(func::FuncOp func) {
-  std::set<int64_t> layers;
+LayerNumbering::LayerNumbering(func::FuncOp func) {
   for (unsigned index = 0; index < func.getNumArguments(); ++index)
     if (auto name = func.getArgAttrOfType<StringAttr>(
             index, ParcDialect::kNameAttrName))
-      if (std::optional<int64_t> layer = getLayerIndex(name.getValue()))
-        layers.insert(*layer);
-  return layers;
+      if (StringRef layer = getLayerName(name.getValue()); !layer.empty())
+        layers.try_emplace(layer, layers.size());
+}
+
+std::optional<int64_t> LayerNumbering::lookup(StringRef name) const {
+  auto it = layers.find(getLayerName(name));
+  if (it == layers.end())
+    return std::nullopt;
+  return it->second;
+}
+
+std::set<int64_t> mlir::parc::getLayerIndices(func::FuncOp func) {
+  std::set<int64_t> indices;
+  for (int64_t layer = 0, end = LayerNumbering(func).size(); layer < end;
+       ++layer)
+    indices.insert(indices.end(), layer);
+  return indices;
 }
 
 Phase mlir::parc::getPhase(Operation *op) {

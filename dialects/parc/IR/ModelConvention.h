@@ -80,10 +80,23 @@ func::FuncOp findModelFunction(ModuleOp module, StringRef name = "");
 /// its forward ops first and in order, so positions hold across it.
 SmallVector<Operation *> getPlanPositionedOps(func::FuncOp func);
 
-/// The layer index in a parameter name such as `h.11.attn.c_attn.weight`:
-/// its first all-digit component.
-std::optional<int64_t> getLayerIndex(StringRef name);
-/// The layer indices the arguments of `func` name, in order.
+/// The layers of a model, numbered 0, 1, ... in the order of the first
+/// argument of each. An argument belongs to the layer its name names up to
+/// and including its first all-digit component: "h.11" of GPT-2's
+/// `h.11.attn.c_attn.weight`, "layer2.1" of torchvision's
+/// `layer2.1.conv1.weight`, "features.10" of VGG's `features.10.weight`. A
+/// name without such a component belongs to no layer.
+class LayerNumbering {
+public:
+  explicit LayerNumbering(func::FuncOp func);
+  /// The layer of the argument named `name`, if it belongs to one of `func`'s.
+  std::optional<int64_t> lookup(StringRef name) const;
+  int64_t size() const { return layers.size(); }
+
+private:
+  llvm::StringMap<int64_t> layers;
+};
+/// The layer numbers of `func`'s arguments: 0 to LayerNumbering's size - 1.
 std::set<int64_t> getLayerIndices(func::FuncOp func);
 
 /// The part of a train step an op belongs to, as autodiff and the train
