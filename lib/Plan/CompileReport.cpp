@@ -208,8 +208,8 @@ void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
     os << ", alignment adds " << arena - tensors << ")";
   else
     os << ", saved "
-       << llvm::format("%.1f", tensors ? 100.0 * (tensors - arena) / tensors
-                                       : 0.0)
+       << llvm::format("%.1f",
+                       tensors ? 100.0 * (tensors - arena) / tensors : 0.0)
        << "%)";
   if (predicted)
     printPrediction(os, predicted->peakMemoryBytesPerRank, arena);

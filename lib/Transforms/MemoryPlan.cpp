@@ -101,7 +101,7 @@ std::optional<int64_t> placeInOrder(MutableArrayRef<Buffer> buffers,
       continue;
     int64_t below = 0, best = -1, bestGap = 0;
     for (int64_t other : placed) {
-      if (budget-- == 0)
+      if (--budget < 0)
         return std::nullopt;
       const Buffer &neighbour = buffers[other];
       if (neighbour.end < buffer.start || buffer.end < neighbour.start)

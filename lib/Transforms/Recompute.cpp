@@ -33,7 +33,8 @@ static llvm::DenseMap<Value, int64_t> getParameterLayers(func::FuncOp func) {
                                                   ParcDialect::kNameAttrName);
     if (role && role.getValue() == "param")
       layers[argument] =
-          name ? numbering.lookup(name.getValue()).value_or(kNoLayer) : kNoLayer;
+          name ? numbering.lookup(name.getValue()).value_or(kNoLayer)
+               : kNoLayer;
   }
   return layers;
 }

@@ -242,16 +242,9 @@ SmallVector<Operation *> mlir::parc::getPlanPositionedOps(func::FuncOp func) {
 /// The layer part of a parameter name: up to and including its first
 /// all-digit component; empty if it has none.
 static StringRef getLayerName(StringRef name) {
-  size_t begin = 0;
-  while (begin <= name.size()) {
-    size_t end = name.find('.', begin);
-    if (end == StringRef::npos)
-      end = name.size();
-    StringRef part = name.slice(begin, end);
+  for (StringRef part : llvm::split(name, '.'))
     if (!part.empty() && llvm::all_of(part, llvm::isDigit))
-      return name.take_front(end);
-    begin = end + 1;
-  }
+      return name.take_front(part.end() - name.begin());
   return {};
 }
 
