@@ -338,15 +338,20 @@ static LogicalResult appendAttributes(dist::AxisIndexOp op,
   return appendGroup(op, op.getAxes(), meshAxes, ints);
 }
 
-/// ints: [axis position, peer coordinate, channel].
+/// ints: [channel, number of axes, then per axis its position and the
+/// peer's coordinate].
 template <typename PointToPointOpT>
 static LogicalResult appendPointToPoint(PointToPointOpT op,
                                         ArrayRef<StringRef> meshAxes,
                                         Ints &ints) {
-  if (failed(appendAxis(op, op.getAxis(), meshAxes, ints)))
-    return failure();
-  ints.append({static_cast<int64_t>(op.getPeer()),
-               static_cast<int64_t>(op.getChannel())});
+  ints.append({static_cast<int64_t>(op.getChannel()),
+               static_cast<int64_t>(op.getPeer().size())});
+  for (auto [axis, coordinate] : llvm::zip_equal(
+           op.getAxes().template getAsValueRange<StringAttr>(), op.getPeer())) {
+    if (failed(appendAxis(op, axis, meshAxes, ints)))
+      return failure();
+    ints.push_back(coordinate);
+  }
   return success();
 }
 static LogicalResult appendAttributes(dist::SendOp op,

@@ -47,6 +47,16 @@ static void roundToStored(Tensor &tensor, Type type) {
   }
 }
 
+/// The rank that agrees with `rank` on every axis but `axes`, where its
+/// coordinates are `peer` (a point-to-point op's peer).
+static int64_t getPeerRank(const MeshLayout &mesh, int64_t rank,
+                           ArrayAttr axes, ArrayRef<int64_t> peer) {
+  for (auto [axis, coordinate] :
+       llvm::zip_equal(axes.getAsValueRange<StringAttr>(), peer))
+    rank = mesh.getRankWithCoordinate(rank, axis, coordinate);
+  return rank;
+}
+
 namespace {
 
 /// One simulated rank: its function, the next op it runs, its values.
@@ -142,13 +152,12 @@ Simulation::Progress Simulation::advance(int64_t rank) {
       return Progress::Failed;
     }
     if (auto send = dyn_cast<dist::SendOp>(op)) {
-      int64_t to = mesh->getRankWithCoordinate(rank, send.getAxis(),
-                                             send.getPeer());
+      int64_t to = getPeerRank(*mesh, rank, send.getAxes(), send.getPeer());
       channels[{rank, to, send.getChannel()}].push_back(
           run.values.lookup(send.getInput()));
     } else if (auto recv = dyn_cast<dist::RecvOp>(op)) {
-      int64_t from = mesh->getRankWithCoordinate(rank, recv.getAxis(),
-                                               recv.getPeer());
+      int64_t from =
+          getPeerRank(*mesh, rank, recv.getAxes(), recv.getPeer());
       auto it = channels.find({from, rank, recv.getChannel()});
       if (it == channels.end() || it->second.empty())
         return progress;

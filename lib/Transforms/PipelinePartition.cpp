@@ -653,8 +653,8 @@ FailureOr<Value> StageEmitter::get(Value value, int64_t microbatch) {
   } else {
     result = dist::RecvOp::create(
         builder, value.getLoc(), value.getType(),
-        p.mesh.getSymName(), p.config.axis.getValue(),
-        p.stageOf(valueInfo.stage),
+        p.mesh.getSymName(), builder.getArrayAttr({p.config.axis}),
+        ArrayRef<int64_t>{p.stageOf(valueInfo.stage)},
         valueInfo.channel + std::max<int64_t>(copy, 0));
   }
   copies[key] = result;
@@ -672,7 +672,9 @@ void StageEmitter::produced(Value value, Value copy, int64_t microbatch) {
     others.reset(stage);
     for (int64_t to : others.set_bits())
       dist::SendOp::create(builder, value.getLoc(), copy,
-                           p.mesh.getSymName(), p.config.axis.getValue(), to,
+                           p.mesh.getSymName(),
+                           builder.getArrayAttr({p.config.axis}),
+                           ArrayRef<int64_t>{to},
                            valueInfo.channel + std::max<int64_t>(index, 0));
   }
   // Gradient accumulation: each micro-batch's part joins the running sum
@@ -1242,11 +1244,11 @@ static LogicalResult checkDeadlockFree(MutableArrayRef<func::FuncOp> stages) {
       for (; next[stage] < events[stage].size(); ++next[stage]) {
         Operation *op = events[stage][next[stage]];
         if (auto send = dyn_cast<dist::SendOp>(op)) {
-          ++inFlight[{stage, send.getPeer(), send.getChannel()}];
+          ++inFlight[{stage, send.getPeer().front(), send.getChannel()}];
         } else {
           auto recv = cast<dist::RecvOp>(op);
           int64_t &count =
-              inFlight[{recv.getPeer(), stage, recv.getChannel()}];
+              inFlight[{recv.getPeer().front(), stage, recv.getChannel()}];
           if (count == 0)
             break;
           --count;

@@ -189,10 +189,10 @@ extern "C" {
 #define PARCRT_POINT_TO_POINT_OP(name, what, call)                             \
   void parcrt_##name(parcrt_context *ctx, const int64_t *descriptors,          \
                      const int64_t *ints, const double *) {                    \
-    int peer = ctx->mesh.peer(static_cast<int>(ints[0]), ints[1]);             \
-    pointToPoint(ctx, #name, descriptors, peer, ints[2], [&] {                 \
+    int peer = ctx->mesh.peer(ints[1], ints + 2);                              \
+    pointToPoint(ctx, #name, descriptors, peer, ints[0], [&] {                 \
       TensorRef t[] = {decode(ctx, descriptors)};                              \
-      Watched watched(ctx->watchdog, what, peer, ints[2]);                     \
+      Watched watched(ctx->watchdog, what, peer, ints[0]);                     \
       ctx->backend->communicator().call;                                       \
     });                                                                        \
   }

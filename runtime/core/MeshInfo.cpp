@@ -33,7 +33,11 @@ std::vector<int> MeshInfo::group(const std::vector<int> &axes) const {
   return std::vector<int>(members.begin(), members.end());
 }
 
-int MeshInfo::peer(int axis, int64_t coordinate) const {
-  return static_cast<int>(
-      parc::MeshShape(axisSizes).getRankWithCoordinate(rank, axis, coordinate));
+int MeshInfo::peer(int64_t count, const int64_t *axesAndCoordinates) const {
+  parc::MeshShape shape(axisSizes);
+  int64_t peer = rank;
+  for (int64_t i = 0; i < count; ++i)
+    peer = shape.getRankWithCoordinate(peer, axesAndCoordinates[2 * i],
+                                       axesAndCoordinates[2 * i + 1]);
+  return static_cast<int>(peer);
 }

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 using namespace parcrt;
 
@@ -315,27 +316,43 @@ std::vector<int64_t> vectorDescriptor(int64_t offset, int64_t count) {
   return words;
 }
 
-/// Sends `values` to the rank at `coordinate` along `axis` on `channel`.
+/// A point-to-point peer: (axis position, coordinate) pairs.
+using Peer = std::vector<std::pair<int64_t, int64_t>>;
+
+/// parcrt_send's and parcrt_recv's ints for `peer` and `channel`.
+std::vector<int64_t> pointToPointInts(const Peer &peer, int64_t channel) {
+  std::vector<int64_t> ints = {channel, static_cast<int64_t>(peer.size())};
+  for (auto [axis, coordinate] : peer)
+    ints.insert(ints.end(), {axis, coordinate});
+  return ints;
+}
+
+/// The world rank of `peer`, as the runtime finds it from the ints.
+int peerRank(const MeshInfo &mesh, const Peer &peer) {
+  return mesh.peer(peer.size(), pointToPointInts(peer, 0).data() + 2);
+}
+
+/// Sends `values` to the rank at `peer`'s coordinates on `channel`.
 void sendValues(parcrt_context &ctx, std::vector<float> &arena,
-                const std::vector<float> &values, int64_t axis,
-                int64_t coordinate, int64_t channel) {
+                const std::vector<float> &values, const Peer &peer,
+                int64_t channel) {
   arena.assign(values.begin(), values.end());
   ctx.arena = reinterpret_cast<uint8_t *>(arena.data());
   std::vector<int64_t> tensor = vectorDescriptor(0, values.size());
-  int64_t ints[] = {axis, coordinate, channel};
-  parcrt_send(&ctx, tensor.data(), ints, nullptr);
+  parcrt_send(&ctx, tensor.data(), pointToPointInts(peer, channel).data(),
+              nullptr);
   // The buffered send copied the tensor: the arena may change at once.
   arena.assign(values.size(), -1.0f);
 }
 
 std::vector<float> recvValues(parcrt_context &ctx, std::vector<float> &arena,
-                              int64_t count, int64_t axis, int64_t coordinate,
+                              int64_t count, const Peer &peer,
                               int64_t channel) {
   arena.assign(count, 0.0f);
   ctx.arena = reinterpret_cast<uint8_t *>(arena.data());
   std::vector<int64_t> tensor = vectorDescriptor(0, count);
-  int64_t ints[] = {axis, coordinate, channel};
-  parcrt_recv(&ctx, tensor.data(), ints, nullptr);
+  parcrt_recv(&ctx, tensor.data(), pointToPointInts(peer, channel).data(),
+              nullptr);
   return arena;
 }
 
@@ -363,38 +380,44 @@ void testPointToPoint(parcrt_context &ctx) {
   std::vector<float> arena;
   for (int axis : {0, 1}) {
     int64_t size = mesh.axisSizes[axis], at = mesh.coordinate(axis);
-    int64_t next = (at + 1) % size, previous = (at + size - 1) % size;
-    int from = mesh.peer(axis, previous);
+    Peer next = {{axis, (at + 1) % size}},
+         previous = {{axis, (at + size - 1) % size}}, self = {{axis, at}};
+    int from = peerRank(mesh, previous);
     std::string where = " along " + mesh.axisNames[axis];
     // A ring shift where every rank sends before it receives: buffered
     // sends (large enough for MPI's rendezvous protocol) must not deadlock.
     int64_t large = 1 << 18;
-    sendValues(ctx, arena, message(rank, 0, large), axis, next, 0);
+    sendValues(ctx, arena, message(rank, 0, large), next, 0);
     expectMessage("ring shift" + where,
-                  recvValues(ctx, arena, large, axis, previous, 0),
+                  recvValues(ctx, arena, large, previous, 0),
                   message(from, 0, large), rank);
     // Two messages on one channel arrive in order.
-    sendValues(ctx, arena, message(rank, 1, 5), axis, next, 7);
-    sendValues(ctx, arena, message(rank, 2, 5), axis, next, 7);
+    sendValues(ctx, arena, message(rank, 1, 5), next, 7);
+    sendValues(ctx, arena, message(rank, 2, 5), next, 7);
     for (int tag : {1, 2})
       expectMessage("message " + std::to_string(tag) + " on one channel" +
                         where,
-                    recvValues(ctx, arena, 5, axis, previous, 7),
+                    recvValues(ctx, arena, 5, previous, 7),
                     message(from, tag, 5), rank);
     // Channels are separate streams: received in the opposite order.
-    sendValues(ctx, arena, message(rank, 3, 3), axis, next, 1);
-    sendValues(ctx, arena, message(rank, 4, 3), axis, next, 2);
-    expectMessage("channel 2" + where,
-                  recvValues(ctx, arena, 3, axis, previous, 2),
+    sendValues(ctx, arena, message(rank, 3, 3), next, 1);
+    sendValues(ctx, arena, message(rank, 4, 3), next, 2);
+    expectMessage("channel 2" + where, recvValues(ctx, arena, 3, previous, 2),
                   message(from, 4, 3), rank);
-    expectMessage("channel 1" + where,
-                  recvValues(ctx, arena, 3, axis, previous, 1),
+    expectMessage("channel 1" + where, recvValues(ctx, arena, 3, previous, 1),
                   message(from, 3, 3), rank);
     // To this rank itself.
-    sendValues(ctx, arena, message(rank, 5, 4), axis, at, 3);
-    expectMessage("self-send" + where, recvValues(ctx, arena, 4, axis, at, 3),
+    sendValues(ctx, arena, message(rank, 5, 4), self, 3);
+    expectMessage("self-send" + where, recvValues(ctx, arena, 4, self, 3),
                   message(rank, 5, 4), rank);
   }
+  // A peer that differs on both axes (a parameter server's worker and
+  // server): each rank sends to the opposite corner of the 2 x 2 mesh.
+  Peer opposite = {{0, 1 - mesh.coordinate(0)}, {1, 1 - mesh.coordinate(1)}};
+  int corner = peerRank(mesh, opposite);
+  sendValues(ctx, arena, message(rank, 6, 6), opposite, 4);
+  expectMessage("opposite corner", recvValues(ctx, arena, 6, opposite, 4),
+                message(corner, 6, 6), rank);
   ctx.backend->communicator().synchronize(ctx.watchdog);
 }
 
@@ -436,7 +459,7 @@ int main(int argc, char **argv) {
       // Rank 1 (dp 0, tp 1) waits for rank 0 (tp 0), which never sends.
       std::vector<float> arena;
       if (rank == 1)
-        recvValues(ctx, arena, 4, /*axis=*/1, /*coordinate=*/0, 3);
+        recvValues(ctx, arena, 4, /*peer=*/{{1, 0}}, 3);
       else
         std::this_thread::sleep_for(std::chrono::seconds(20));
       std::fprintf(stderr, "rank %d: the watchdog did not fire\n", rank);

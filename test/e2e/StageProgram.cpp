@@ -23,7 +23,8 @@
 constexpr int64_t xAt = 0, w1At = 256, w2At = 1024, hAt = 1536, rAt = 2048,
                   yAt = 2688, sAt = 2816, cAt = 2820, lossAt = 2824;
 constexpr int64_t rows = 2, hidden = 16;
-// parcrt_send/parcrt_recv ints: [axis pp, peer's pp coordinate, channel].
+// parcrt_send/parcrt_recv ints: [channel, 1 axis, axis pp, peer's pp
+// coordinate].
 constexpr int64_t hiddenChannel = 0, yChannel = 1;
 
 #if PARC_STAGE == 0
@@ -47,9 +48,9 @@ extern "C" void parc_program_step(parcrt_context *ctx) {
   parcrt_relu(ctx,
               tensors({{hAt, {rows, hidden}}, {rAt, {rows, hidden}}}).data(),
               nullptr, nullptr);
-  static const int64_t toStage1[] = {0, 1, hiddenChannel};
+  static const int64_t toStage1[] = {hiddenChannel, 1, 0, 1};
   parcrt_send(ctx, tensors({{rAt, {rows, hidden}}}).data(), toStage1, nullptr);
-  static const int64_t fromStage1[] = {0, 1, yChannel};
+  static const int64_t fromStage1[] = {yChannel, 1, 0, 1};
   parcrt_recv(ctx, tensors({{yAt, {rows, 4}}}).data(), fromStage1, nullptr);
 }
 #else
@@ -62,7 +63,7 @@ extern "C" const char parc_program_json[] = PARC_HEADER
     R"("sharding":[],"partial":["dp"],"offset":2824},)" PARC_Y "]}";
 
 extern "C" void parc_program_step(parcrt_context *ctx) {
-  static const int64_t fromStage0[] = {0, 0, hiddenChannel};
+  static const int64_t fromStage0[] = {hiddenChannel, 1, 0, 0};
   parcrt_recv(ctx, tensors({{rAt, {rows, hidden}}}).data(), fromStage0,
               nullptr);
   static const int64_t noFlags[] = {0, 0, 0};
@@ -71,7 +72,7 @@ extern "C" void parc_program_step(parcrt_context *ctx) {
       tensors({{rAt, {rows, hidden}}, {w2At, {hidden, 4}}, {yAt, {rows, 4}}})
           .data(),
       noFlags, nullptr);
-  static const int64_t toStage0[] = {0, 0, yChannel};
+  static const int64_t toStage0[] = {yChannel, 1, 0, 0};
   parcrt_send(ctx, tensors({{yAt, {rows, 4}}}).data(), toStage0, nullptr);
   static const int64_t allAxes[] = {2, 0, 1, 0};
   parcrt_reduce_sum(ctx, tensors({{yAt, {rows, 4}}, {sAt, {}}}).data(), allAxes,

@@ -45,6 +45,25 @@ static void printMeshAxes(OpAsmPrinter &printer, MeshOp, ArrayAttr names,
   printer << "]";
 }
 
+/// `["pp" = 1]`, `["ps" = 1, "dp" = 0]`: a peer's coordinates on the axes
+/// where it differs from this rank.
+static ParseResult parsePeerCoordinates(OpAsmParser &parser, ArrayAttr &axes,
+                                        DenseI64ArrayAttr &peer) {
+  return parseMeshAxes(parser, axes, peer);
+}
+
+static void printPeerCoordinates(OpAsmPrinter &printer, Operation *,
+                                 ArrayAttr axes, DenseI64ArrayAttr peer) {
+  printer << "[";
+  llvm::interleaveComma(llvm::zip_equal(axes, peer.asArrayRef()), printer,
+                        [&](auto pair) {
+                          printer.printString(
+                              cast<StringAttr>(std::get<0>(pair)).getValue());
+                          printer << " = " << std::get<1>(pair);
+                        });
+  printer << "]";
+}
+
 LogicalResult MeshOp::verify() {
   if (getAxisNames().size() != getAxisSizes().size())
     return emitOpError("has ") << getAxisNames().size() << " axis names but "
@@ -254,32 +273,44 @@ LogicalResult AxisIndexOp::verify() {
   return verifyGroup(*this, getMeshAttr(), getAxes());
 }
 
-/// A point-to-point op's axis exists and its peer coordinate lies on it.
+/// A point-to-point op names at least one axis, each once, and its peer's
+/// coordinate on each lies on it.
 static LogicalResult verifyPointToPoint(Operation *op, FlatSymbolRefAttr meshName,
-                                        StringRef axis, int64_t peer,
+                                        ArrayAttr axes, ArrayRef<int64_t> peer,
                                         int64_t channel) {
   MeshOp mesh = lookupMesh(op, meshName);
   if (!mesh)
     return op->emitOpError("refers to unknown mesh ") << meshName;
-  std::optional<int64_t> size = mesh.getAxisSize(axis);
-  if (!size)
-    return op->emitOpError("unknown axis '")
-           << axis << "' of mesh @" << mesh.getSymName();
-  if (peer < 0 || peer >= *size)
-    return op->emitOpError("peer coordinate ")
-           << peer << " is outside axis '" << axis << "' of size " << *size;
+  if (axes.empty() || axes.size() != peer.size())
+    return op->emitOpError("needs one peer coordinate per axis and at least "
+                           "one axis, got ")
+           << axes.size() << " axes and " << peer.size() << " coordinates";
+  llvm::StringSet<> seen;
+  for (auto [axisAttr, coordinate] : llvm::zip_equal(axes, peer)) {
+    StringRef axis = cast<StringAttr>(axisAttr).getValue();
+    if (!seen.insert(axis).second)
+      return op->emitOpError("names axis '") << axis << "' twice";
+    std::optional<int64_t> size = mesh.getAxisSize(axis);
+    if (!size)
+      return op->emitOpError("unknown axis '")
+             << axis << "' of mesh @" << mesh.getSymName();
+    if (coordinate < 0 || coordinate >= *size)
+      return op->emitOpError("peer coordinate ")
+             << coordinate << " is outside axis '" << axis << "' of size "
+             << *size;
+  }
   if (channel < 0 || channel > std::numeric_limits<int32_t>::max())
     return op->emitOpError("channel ") << channel << " is not in [0, 2^31)";
   return success();
 }
 
 LogicalResult SendOp::verify() {
-  return verifyPointToPoint(*this, getMeshAttr(), getAxis(), getPeer(),
+  return verifyPointToPoint(*this, getMeshAttr(), getAxes(), getPeer(),
                             getChannel());
 }
 
 LogicalResult RecvOp::verify() {
-  return verifyPointToPoint(*this, getMeshAttr(), getAxis(), getPeer(),
+  return verifyPointToPoint(*this, getMeshAttr(), getAxes(), getPeer(),
                             getChannel());
 }
 
@@ -344,14 +375,10 @@ int64_t AxisIndexOp::getBufferBytes() { return 0; }
 double AxisIndexOp::getTrafficBytes(int64_t) { return 0; }
 
 // A message crosses the link once: the send counts it, the receive not.
-ArrayAttr SendOp::getGroupAxes() {
-  return ArrayAttr::get(getContext(), {getAxisAttr()});
-}
+ArrayAttr SendOp::getGroupAxes() { return getAxes(); }
 int64_t SendOp::getBufferBytes() { return bytesOf(getInput().getType()); }
 double SendOp::getTrafficBytes(int64_t) { return getBufferBytes(); }
-ArrayAttr RecvOp::getGroupAxes() {
-  return ArrayAttr::get(getContext(), {getAxisAttr()});
-}
+ArrayAttr RecvOp::getGroupAxes() { return getAxes(); }
 int64_t RecvOp::getBufferBytes() { return bytesOf(getType()); }
 double RecvOp::getTrafficBytes(int64_t) { return 0; }
 

@@ -119,8 +119,11 @@ def Dist_AxisIndexOp : Dist_CollectiveOp<"axis_index"> {
   let assemblyFormat = "`on` $mesh $axes attr-dict `:` type($result)";
 }
 
-// Point-to-point between pipeline stages. The peer agrees with this rank on
-// every mesh axis but `axis`, where its coordinate is `peer`. Messages from
+// Point-to-point between the stages of an MPMD program (pipeline stages,
+// parameter-server workers and servers). The peer agrees with this rank on
+// every mesh axis but `axes`, where its coordinates are `peer` (one per
+// axis: a pipeline names its stage axis; a worker names the server axis and
+// the server's data-parallel coordinate). Messages from
 // one rank to another on one `channel` arrive in the order they were sent.
 // A send does not wait for its receive (the runtime buffers it), so a static
 // schedule deadlocks only if a receive waits for a send that follows it in
@@ -137,22 +140,23 @@ def Dist_SendOp : Dist_PointToPointOp<"send",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "sends a tensor to the rank at another coordinate of one axis";
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrAttr:$axis, I64Attr:$peer, I64Attr:$channel);
+                       StrArrayAttr:$axes, DenseI64ArrayAttr:$peer,
+                       I64Attr:$channel);
   let assemblyFormat = [{
-    $input `to` $mesh `[` $axis `=` $peer `]` `channel` $channel attr-dict
-    `:` type($input)
+    $input `to` $mesh `` custom<PeerCoordinates>($axes, $peer) `channel` $channel
+    attr-dict `:` type($input)
   }];
 }
 
 def Dist_RecvOp : Dist_PointToPointOp<"recv",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "receives the tensor the rank at another coordinate sent";
-  let arguments = (ins FlatSymbolRefAttr:$mesh, StrAttr:$axis, I64Attr:$peer,
-                       I64Attr:$channel);
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       DenseI64ArrayAttr:$peer, I64Attr:$channel);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    `from` $mesh `[` $axis `=` $peer `]` `channel` $channel attr-dict
-    `:` type($result)
+    `from` $mesh `` custom<PeerCoordinates>($axes, $peer) `channel` $channel
+    attr-dict `:` type($result)
   }];
 }
 

@@ -51,9 +51,10 @@ struct MeshInfo {
   std::vector<int> group(const std::vector<int> &axes) const;
   /// This rank's position in its group over `axes`.
   int64_t indexInGroup(const std::vector<int> &axes) const;
-  /// The world rank that agrees with this one on every axis but `axis`,
-  /// where its coordinate is `coordinate` (a point-to-point peer).
-  int peer(int axis, int64_t coordinate) const;
+  /// The world rank that agrees with this one on every axis but `count`
+  /// given ones, where its coordinates are given too (a point-to-point
+  /// peer): `axesAndCoordinates` holds axis position, coordinate pairs.
+  int peer(int64_t count, const int64_t *axesAndCoordinates) const;
 };
 
 class Watchdog;

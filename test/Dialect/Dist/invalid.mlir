@@ -99,6 +99,42 @@ func.func @recv_axis() -> tensor<4xf32> {
 
 // -----
 
+dist.mesh @mesh axes = [ps = 2, dp = 2]
+func.func @send_axis_twice(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.send' op names axis 'dp' twice}}
+  dist.send %x to @mesh["dp" = 1, "dp" = 0] channel 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh axes = [ps = 2, dp = 2]
+func.func @send_no_axis(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.send' op needs one peer coordinate per axis and at least one axis, got 0 axes and 0 coordinates}}
+  dist.send %x to @mesh[] channel 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh axes = [ps = 2, dp = 2]
+func.func @recv_coordinates(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.recv' op needs one peer coordinate per axis and at least one axis, got 2 axes and 1 coordinates}}
+  %0 = "dist.recv"() <{mesh = @mesh, axes = ["ps", "dp"], peer = array<i64: 1>, channel = 0 : i64}> : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh axes = [ps = 2, dp = 2]
+func.func @recv_second_peer() -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.recv' op peer coordinate 2 is outside axis 'dp' of size 2}}
+  %0 = dist.recv from @mesh["ps" = 0, "dp" = 2] channel 0 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 dist.mesh @mesh axes = [pp = 2]
 func.func @recv_channel() -> tensor<4xf32> {
   // expected-error @+1 {{'dist.recv' op channel -1 is not in [0, 2^31)}}
