@@ -94,15 +94,15 @@ FailureOr<std::string> mlir::parc::describeProgram(func::FuncOp func,
       meshJson["sizes"].push_back(size);
     }
   program["mesh"] = meshJson;
-  // A pipeline stage's program: the runtime checks each rank runs its own.
+  // A stage's program (a pipeline stage, the parameter servers' workers or
+  // servers): the runtime checks each rank runs its own.
   if (auto stage = func->getAttrOfType<IntegerAttr>(kStageAttrName)) {
-    auto pipeline = func->getAttrOfType<DictionaryAttr>("dist.pipeline");
-    auto axis = pipeline ? pipeline.getAs<StringAttr>("axis") : StringAttr();
+    StringAttr axis = getStageAxis(func);
     std::optional<int64_t> count =
         axis && mesh ? mesh.getAxisSize(axis.getValue()) : std::nullopt;
     if (!count)
-      return func.emitError("is a pipeline stage but names no pipeline axis "
-                            "of its mesh (dist.pipeline)");
+      return func.emitError("is a stage but names no stage axis of its mesh "
+                            "(dist.pipeline or dist.parameter_server)");
     Json stageJson;
     stageJson["axis"] = axis.getValue().str();
     stageJson["index"] = stage.getInt();

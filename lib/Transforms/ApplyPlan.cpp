@@ -22,6 +22,7 @@
 #include "parc/Plan/Plan.h"
 #include "parc/Transforms/LocalSgd.h"
 #include "parc/Transforms/MixedPrecision.h"
+#include "parc/Transforms/ParameterServer.h"
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/Pipeline.h"
 #include "parc/Transforms/Recompute.h"
@@ -44,6 +45,13 @@ using namespace mlir;
 using namespace mlir::parc;
 
 namespace {
+
+/// Whether `plan` asks for parameter servers on ranks of their own.
+bool hasDedicatedServers(const Plan &plan) {
+  return plan.dataParallel &&
+         plan.dataParallel->sync == DataParallelSync::ParameterServer &&
+         plan.dataParallel->placement == ServerPlacement::Dedicated;
+}
 
 struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   using Base::Base;
@@ -193,15 +201,27 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
       if (plan.zero.value_or(0) > 0)
         return error(at.zero) << "a parameter server keeps the optimizer "
                                  "state on its servers; \"zero\" must be 0";
-      if (placement == ServerPlacement::Dedicated)
-        return error(at.dataParallel)
-               << "dedicated server ranks are not built yet (parc-plan "
-                  "prices them)";
-      if (servers < *dp)
+      if (placement == ServerPlacement::Dedicated) {
+        if (servers != *dp)
+          return error(at.dataParallel)
+                 << servers << " dedicated servers for " << *dp
+                 << " data-parallel ranks are not built yet: parc builds one "
+                    "server per rank (parc-plan prices other counts)";
+        if (plan.pipeline)
+          return error(at.dataParallel)
+                 << "dedicated parameter servers with a pipeline are not "
+                    "built";
+        for (const MeshAxis &axis : plan.mesh)
+          if (axis.name == kServerAxis)
+            return error(at.mesh)
+                   << "the mesh axis name '" << kServerAxis
+                   << "' is reserved for the dedicated parameter servers";
+      } else if (servers < *dp) {
         return error(at.dataParallel)
                << servers << " colocated servers on " << *dp
                << " data-parallel ranks are not built yet: parc builds one "
                   "server per rank (parc-plan prices fewer)";
+      }
     }
     if (!localSgd &&
         (dataParallel->syncEvery || dataParallel->averageOptimizerState))
@@ -371,6 +391,18 @@ LogicalResult ApplyPlanPass::layOutModelState(const Plan &plan,
     SmallVector<OptimizerUpdateOpInterface> updates;
     func.walk([&](OptimizerUpdateOpInterface op) { updates.push_back(op); });
     anyUpdate |= !updates.empty();
+    // Dedicated servers: the program is the colocated one's, which
+    // --parc-parameter-server cuts into the workers' and the servers'.
+    if (hasDedicatedServers(plan) && !updates.empty()) {
+      auto precision = func->getAttrOfType<StringAttr>(kPrecisionAttrName);
+      if (precision && precision.getValue() != "f32")
+        return error(plan.locations.dataParallel)
+               << "dedicated parameter servers with mixed precision ("
+               << precision.getValue() << ") are not built";
+      func->setAttr(kParameterServerAttrName,
+                    builder.getDictionaryAttr({builder.getNamedAttr(
+                        "axis", builder.getStringAttr(kServerAxis))}));
+    }
     for (OptimizerUpdateOpInterface update : updates) {
       Value updated = update.getUpdatedParameter();
       BlockArgument param = getSteppedParameter(func, updated);
@@ -771,6 +803,10 @@ FailureOr<dist::MeshOp> ApplyPlanPass::createMesh(const Plan &plan) {
   if (plan.pipeline) {
     names.push_back(builder.getStringAttr(kMicrobatchAxis));
     sizes.push_back(getMicrobatchCount(plan));
+  }
+  if (hasDedicatedServers(plan)) {
+    names.insert(names.begin(), builder.getStringAttr(kServerAxis));
+    sizes.insert(sizes.begin(), 2);
   }
   ModuleOp module = getOperation();
   if (auto existing = module.lookupSymbol<dist::MeshOp>("mesh")) {

@@ -18,6 +18,7 @@ void mlir::parc::addLayoutPasses(OpPassManager &pm, StringRef planFile) {
 void mlir::parc::addPerRankPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createPartitionPass());
   pm.addNestedPass<func::FuncOp>(createLocalSgdPass());
+  pm.addPass(createParameterServerPass());
   pm.addPass(createPipelinePartitionPass());
   pm.addNestedPass<func::FuncOp>(createMemoryPlanPass());
 }

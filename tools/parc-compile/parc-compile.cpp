@@ -232,17 +232,16 @@ int main(int argc, char **argv) {
         axisSizes.push_back(size);
       }
   std::string stageAxis;
-  if (auto pipeline = first->getAttrOfType<DictionaryAttr>(kPipelineAttrName))
-    if (auto axis = pipeline.getAs<StringAttr>("axis"))
-      stageAxis = axis.getValue().str();
+  if (StringAttr axis = getStageAxis(first))
+    stageAxis = axis.getValue().str();
   // Each rank's coordinate on the stage axis picks its executable.
   auto stageAxisIt = llvm::find(axisNames, stageAxis);
   if (pipelined &&
       (stageAxisIt == axisNames.end() ||
        axisSizes[stageAxisIt - axisNames.begin()] != int64_t(functions.size())))
     return fail("the stage functions of " + inputFile +
-                " name no pipeline axis of their mesh with one coordinate "
-                "per stage (dist.pipeline)");
+                " name no stage axis of their mesh with one coordinate per "
+                "stage (dist.pipeline or dist.parameter_server)");
 
   size_t stageAxisPosition =
       llvm::find(axisNames, stageAxis) - axisNames.begin();

@@ -483,16 +483,14 @@ int main(int argc, char **argv) {
                             " and more than one function; choose one with "
                             "--func");
     program.functions = {func};
-  } else if (auto pipeline = program.functions.front()
-                                 ->getAttrOfType<DictionaryAttr>(
-                                     "dist.pipeline")) {
-    if (auto axis = pipeline.getAs<StringAttr>("axis"))
-      program.stageAxis = axis.getValue().str();
+  } else if (StringAttr axis = getStageAxis(program.functions.front())) {
+    program.stageAxis = axis.getValue().str();
   }
   func::FuncOp func = program.functions.front();
   if (program.functions.size() > 1 && program.stageAxis.empty())
     return fail("the stage functions of " + inputFile +
-                " name no pipeline axis (dist.pipeline)");
+                " name no stage axis (dist.pipeline or "
+                "dist.parameter_server)");
 
   // A partitioned function runs on its mesh; its arguments are the global
   // tensors its local ones are parts of.

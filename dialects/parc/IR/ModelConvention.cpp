@@ -330,6 +330,15 @@ mlir::parc::getStageFunctions(ModuleOp module) {
   return stages;
 }
 
+StringAttr mlir::parc::getStageAxis(func::FuncOp stageFunc) {
+  for (StringRef attrName :
+       {StringRef(kPipelineAttrName), StringRef(kParameterServerAttrName)})
+    if (auto dict = stageFunc->getAttrOfType<DictionaryAttr>(attrName))
+      if (auto axis = dict.getAs<StringAttr>("axis"))
+        return axis;
+  return nullptr;
+}
+
 bool mlir::parc::isAveragedByLocalSgd(const ModelArgument &argument,
                                       bool averageOptimizerState) {
   return isa<FloatType>(argument.type.getElementType()) &&

@@ -110,11 +110,24 @@ void setPhase(Operation *op, Phase phase);
 void tagUntaggedOps(func::FuncOp func, Phase phase);
 
 /// A pipelined program is one function per stage, each marked with its
-/// index on the pipeline axis (--parc-pipeline-partition).
+/// index on the pipeline axis (--parc-pipeline-partition), and with the
+/// pipeline (`dist.pipeline`: its axis, schedule, micro-batches).
 constexpr StringLiteral kStageAttrName = "dist.stage";
+constexpr StringLiteral kPipelineAttrName = "dist.pipeline";
 /// The stage functions of `module` in stage order; empty when it is not
 /// pipelined. Fails with a diagnostic unless they are numbered 0, 1, ...
 FailureOr<SmallVector<func::FuncOp>> getStageFunctions(ModuleOp module);
+
+/// A train step with dedicated parameter servers is marked with the mesh
+/// axis whose coordinates are its two stages, workers and servers
+/// (`{axis = "ps"}`): --parc-apply-plan marks it and
+/// --parc-parameter-server cuts it into the two stage functions.
+constexpr StringLiteral kParameterServerAttrName = "dist.parameter_server";
+
+/// The mesh axis whose coordinate picks a stage function's ranks: the
+/// pipeline's (`dist.pipeline`) or the parameter servers' axis; null for a
+/// function that is no stage.
+StringAttr getStageAxis(func::FuncOp stageFunc);
 
 /// An asynchronous pipeline (PipeDream-2BW) runs a prologue once before
 /// the first step of each stage: a function marked with the stage

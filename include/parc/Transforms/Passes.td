@@ -188,6 +188,25 @@ def LocalSgdPass : Pass<"parc-local-sgd", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::parc::ParcDialect"];
 }
 
+def ParameterServerPass : Pass<"parc-parameter-server", "::mlir::ModuleOp"> {
+  let summary = "Cuts a partitioned train step into the workers' and the "
+                "dedicated parameter servers' programs";
+  let description = [{
+    Runs after --parc-partition on a function that --parc-apply-plan marked
+    `dist.parameter_server` (a plan's `"data_parallel": {"sync":
+    "parameter-server", "placement": "dedicated"}`): the colocated
+    parameter server's program (ZeRO-1's) on a mesh whose first axis `ps`
+    has the workers at 0 and the servers at 1. The function becomes the
+    workers' stage 0 and a new `@<name>_servers` stage 1: the workers push
+    each gradient's parts to their servers and pull the updated parameters
+    (dist.send, dist.recv); each server sums the workers' parts of its
+    tensors, runs their optimizer updates with its part of the optimizer
+    state and sends the new parts back. Does nothing to other functions.
+  }];
+  let dependentDialects = ["::mlir::parc::ParcDialect",
+                           "::mlir::dist::DistDialect"];
+}
+
 def LowerBatchNormPass : Pass<"parc-lower-batch-norm", "::mlir::func::FuncOp"> {
   let summary = "Writes batch_norm and batch_norm_grad out in parc ops";
   let description = [{

@@ -4,8 +4,8 @@
 // planner's compile check and the fuzzers all build: laying the program out
 // (--parc-verify-model, --parc-apply-plan, --parc-lower-batch-norm,
 // --parc-propagate-sharding), then, from the laid-out program,
-// --parc-partition, --parc-local-sgd, --parc-pipeline-partition and
-// --parc-plan-memory.
+// --parc-partition, --parc-local-sgd, --parc-parameter-server,
+// --parc-pipeline-partition and --parc-plan-memory.
 //
 //===----------------------------------------------------------------------===//
 

@@ -20,7 +20,6 @@
 
 namespace mlir::parc {
 
-constexpr StringLiteral kPipelineAttrName = "dist.pipeline";
 /// The mesh axis ApplyPlan adds for micro-batches (minor to all others).
 constexpr StringLiteral kMicrobatchAxis = "microbatch";
 /// How --parc-pipeline-partition refuses a model whose forward pass reads a
