@@ -528,14 +528,21 @@ void Searcher::checkBuildable(EvaluatedPlan &plan) const {
   bool localSgd = plan.sync == DataParallelSync::LocalSgd;
   int64_t modelBatch =
       localSgd ? options.globalBatch / plan.dp : options.globalBatch;
+  bool dedicated = plan.sync == DataParallelSync::ParameterServer &&
+                   plan.placement == ServerPlacement::Dedicated;
   if (plan.sync == DataParallelSync::ParameterServer &&
-      (plan.placement == ServerPlacement::Dedicated || plan.servers != plan.dp))
-    plan.notBuildable =
-        plan.placement == ServerPlacement::Dedicated
-            ? "dedicated parameter-server ranks (parc builds colocated "
-              "servers, one per data-parallel rank)"
-            : "fewer colocated parameter servers than data-parallel ranks "
-              "(parc builds one per rank)";
+      plan.servers != plan.dp)
+    plan.notBuildable = dedicated
+                            ? "other counts of dedicated parameter servers "
+                              "than data-parallel ranks (parc builds one "
+                              "per rank)"
+                            : "fewer colocated parameter servers than "
+                              "data-parallel ranks (parc builds one per rank)";
+  else if (dedicated && (plan.pp > 1 || options.dtype == "bf16"))
+    plan.notBuildable = plan.pp > 1
+                            ? "dedicated parameter servers with a pipeline"
+                            : "dedicated parameter servers with mixed "
+                              "precision";
   else if (localSgd && (plan.pp > 1 || options.dtype == "bf16"))
     plan.notBuildable = plan.pp > 1 ? "local SGD with a pipeline"
                                     : "local SGD with mixed precision";

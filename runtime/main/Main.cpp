@@ -106,11 +106,11 @@ std::string stageMismatch(const Program &program, const MeshInfo &mesh) {
   if (coordinate == stage.index)
     return "";
   return "rank " + std::to_string(mesh.rank) + " has coordinate " +
-         std::to_string(coordinate) + " on the pipeline axis '" +
+         std::to_string(coordinate) + " on the stage axis '" +
          program.axisNames[stage.axis] + "' but runs the executable of stage " +
          std::to_string(stage.index) + " of " + std::to_string(stage.count) +
-         " (launch the stages in order: mpirun -np N stage0 : -np N stage1 "
-         "...)";
+         " (launch the stages in order, as launch.sh does: mpirun -np N "
+         "stage0 : -np N stage1 ...)";
 }
 
 /// How the trace names this rank's process: "rank 3 (stage 1)".

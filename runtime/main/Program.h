@@ -56,7 +56,8 @@ struct ProgramArgument : BoundaryTensor {
   InitSpec getStartingInit() const;
 };
 
-/// The pipeline stage an MPMD executable runs: its ranks are exactly those
+/// The stage an MPMD executable runs (a pipeline stage; the workers or the
+/// dedicated parameter servers): its ranks are exactly those
 /// whose coordinate on mesh axis `axis` is `index`.
 struct PipelineStage {
   int axis = 0;

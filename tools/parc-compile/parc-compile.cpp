@@ -139,6 +139,15 @@ static LogicalResult link(StringRef object, StringRef executable) {
   return success();
 }
 
+/// How the summary and the executable's name call stage function `stage`:
+/// "stage0", "stage1", ... of a pipeline; "workers" and "servers" of
+/// dedicated parameter servers.
+static std::string getStageName(func::FuncOp func, size_t stage) {
+  if (func->hasAttr(kParameterServerAttrName))
+    return stage == 0 ? "workers" : "servers";
+  return "stage" + std::to_string(stage);
+}
+
 /// A stage's schedule and the micro-batches it holds activations of.
 static void printStageSchedule(llvm::raw_ostream &os, func::FuncOp stageFunc) {
   auto pipeline = stageFunc->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
@@ -197,8 +206,8 @@ int main(int argc, char **argv) {
   if (failed(stages))
     return 1;
   SmallVector<func::FuncOp> functions = std::move(*stages);
-  bool pipelined = !functions.empty();
-  if (!pipelined) {
+  bool staged = !functions.empty();
+  if (!staged) {
     func::FuncOp func = findModelFunction(*module, funcName);
     if (!func)
       return fail("no model function " +
@@ -236,7 +245,7 @@ int main(int argc, char **argv) {
     stageAxis = axis.getValue().str();
   // Each rank's coordinate on the stage axis picks its executable.
   auto stageAxisIt = llvm::find(axisNames, stageAxis);
-  if (pipelined &&
+  if (staged &&
       (stageAxisIt == axisNames.end() ||
        axisSizes[stageAxisIt - axisNames.begin()] != int64_t(functions.size())))
     return fail("the stage functions of " + inputFile +
@@ -280,17 +289,20 @@ int main(int argc, char **argv) {
                     figures.begin();
   for (auto [stage, func] : llvm::enumerate(functions)) {
     ranks = figures[stage].ranks;
-    if (pipelined) {
-      os << "stage " << stage << " (" << func.getSymName() << "):\n";
+    std::string stageName = getStageName(func, stage);
+    if (staged) {
+      os << (func->hasAttr(kParameterServerAttrName)
+                 ? stageName
+                 : "stage " + std::to_string(stage))
+         << " (" << func.getSymName() << "):\n";
       printStageSchedule(os, func);
     }
     printCompileSummary(os, figures[stage],
                         plan && stage == heaviest ? &*plan : nullptr);
-    executables.push_back(pipelined ? "program.stage" + std::to_string(stage)
-                                    : "program");
+    executables.push_back(staged ? "program." + stageName : "program");
     // Each executable lowers its own copy of the module.
     OwningOpRef<ModuleOp> program =
-        pipelined ? OwningOpRef<ModuleOp>(module->clone()) : std::move(module);
+        staged ? OwningOpRef<ModuleOp>(module->clone()) : std::move(module);
     PassManager lowering(&context);
     lowering.addPass(createLowerToRuntimePass(
         LowerToRuntimePassOptions{func.getSymName().str()}));
@@ -354,18 +366,20 @@ int main(int argc, char **argv) {
   // manifest.json: every rank's executable, stage and coordinates.
   ::parc::MeshShape meshShape(axisSizes);
   auto stageOf = [&](int64_t rank) -> int64_t {
-    return pipelined ? meshShape.getCoordinate(rank, stageAxisPosition) : 0;
+    return staged ? meshShape.getCoordinate(rank, stageAxisPosition) : 0;
   };
   nlohmann::ordered_json manifest;
   manifest["ranks"] = ranks;
   manifest["mesh"] = {{"axes", axisNames}, {"sizes", axisSizes}};
-  if (pipelined)
-    manifest["pipeline_axis"] = stageAxis;
+  if (staged)
+    manifest[first->hasAttr(kParameterServerAttrName) ? "server_axis"
+                                                      : "pipeline_axis"] =
+        stageAxis;
   nlohmann::ordered_json rankList = nlohmann::ordered_json::array();
   for (int64_t rank = 0; rank < ranks; ++rank) {
     nlohmann::ordered_json entry = {{"rank", rank},
                                     {"executable", executables[stageOf(rank)]}};
-    if (pipelined)
+    if (staged)
       entry["stage"] = stageOf(rank);
     entry["coordinates"] = meshShape.getCoordinates(rank);
     rankList.push_back(entry);
