@@ -209,8 +209,8 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
                     "server per rank (parc-plan prices other counts)";
         if (plan.pipeline)
           return error(at.dataParallel)
-                 << "dedicated parameter servers with a pipeline are not "
-                    "built";
+                 << "dedicated parameter servers with a pipeline (or "
+                    "gradient accumulation) are not built";
         for (const MeshAxis &axis : plan.mesh)
           if (axis.name == kServerAxis)
             return error(at.mesh)

@@ -151,8 +151,9 @@ private:
   /// coordinate (else the rank's own).
   std::pair<ArrayAttr, SmallVector<int64_t>>
   peerAt(int64_t side, std::optional<int64_t> dpCoordinate) const;
-  dist::ShardingAttr getPartSharding(dist::ShardingAttr whole,
-                                     int64_t dim) const;
+  /// `whole` (a parameter's layout) with dp added, minor, on `dim`.
+  FailureOr<dist::ShardingAttr> getPartSharding(Attribute whole, int64_t dim,
+                                                Location loc) const;
 
   func::FuncOp workers, servers;
   dist::MeshOp mesh;
@@ -173,9 +174,14 @@ ParameterServerSplit::peerAt(int64_t side,
           {side, *dpCoordinate}};
 }
 
-dist::ShardingAttr
-ParameterServerSplit::getPartSharding(dist::ShardingAttr whole,
-                                      int64_t dim) const {
+FailureOr<dist::ShardingAttr>
+ParameterServerSplit::getPartSharding(Attribute wholeAttr, int64_t dim,
+                                      Location loc) const {
+  auto whole = dyn_cast_or_null<dist::ShardingAttr>(wholeAttr);
+  if (!whole || dim >= int64_t(whole.getDims().size()))
+    return emitError(loc) << "a parameter's part needs the parameter's "
+                             "dist.sharding, with a dimension "
+                          << dim;
   Builder b(context);
   SmallVector<Attribute> dims = llvm::to_vector(whole.getDims().getValue());
   SmallVector<Attribute> axes =
@@ -191,6 +197,10 @@ LogicalResult ParameterServerSplit::findUpdates() {
   if (updates.empty())
     return workers.emitError("has no optimizer update for the parameter "
                              "servers to run");
+  for (Operation *push : pushes)
+    if (!cast<ShapedType>(push->getOperand(0).getType()).hasStaticShape())
+      return push->emitOpError("sums a gradient of dynamic shape; the "
+                               "parameter servers' parts need static ones");
   for (Operation *op : updates) {
     if (cast<OptimizerUpdateOpInterface>(op).getUpdatedParameter().getType() !=
         op->getResult(0).getType())
@@ -309,10 +319,12 @@ LogicalResult ParameterServerSplit::buildServers() {
     DictionaryAttr attrs = servers.getResultAttrDict(index);
     if (auto dim = partDims.find(index); dim != partDims.end()) {
       NamedAttrList list(attrs);
-      list.set(dist::DistDialect::kShardingAttrName,
-               getPartSharding(cast<dist::ShardingAttr>(list.get(
-                                   dist::DistDialect::kShardingAttrName)),
-                               dim->second));
+      FailureOr<dist::ShardingAttr> part = getPartSharding(
+          list.get(dist::DistDialect::kShardingAttrName), dim->second,
+          servers.getLoc());
+      if (failed(part))
+        return failure();
+      list.set(dist::DistDialect::kShardingAttrName, *part);
       attrs = list.getDictionary(context);
     }
     results.push_back(value);
@@ -341,11 +353,13 @@ LogicalResult ParameterServerSplit::buildServers() {
                                "read whole; dedicated parameter servers "
                                "hold only their part");
     unsigned index = argument.getArgNumber();
+    FailureOr<dist::ShardingAttr> part = getPartSharding(
+        servers.getArgAttr(index, dist::DistDialect::kShardingAttrName),
+        slice.getDim(), slice.getLoc());
+    if (failed(part))
+      return failure();
     argument.setType(slice.getType());
-    auto whole = servers.getArgAttrOfType<dist::ShardingAttr>(
-        index, dist::DistDialect::kShardingAttrName);
-    servers.setArgAttr(index, dist::DistDialect::kShardingAttrName,
-                       getPartSharding(whole, slice.getDim()));
+    servers.setArgAttr(index, dist::DistDialect::kShardingAttrName, *part);
     slice.getResult().replaceAllUsesWith(argument);
     slice.erase();
   }
