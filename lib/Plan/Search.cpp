@@ -538,13 +538,9 @@ void Searcher::checkBuildable(EvaluatedPlan &plan) const {
                               "per rank)"
                             : "fewer colocated parameter servers than "
                               "data-parallel ranks (parc builds one per rank)";
-  else if (dedicated && (plan.pp > 1 || plan.microbatches > 1 ||
-                         options.dtype == "bf16"))
-    plan.notBuildable = options.dtype == "bf16"
-                            ? "dedicated parameter servers with mixed "
-                              "precision"
-                            : "dedicated parameter servers with a pipeline "
-                              "or gradient accumulation";
+  else if (dedicated && (plan.pp > 1 || plan.microbatches > 1))
+    plan.notBuildable = "dedicated parameter servers with a pipeline or "
+                        "gradient accumulation";
   else if (localSgd && (plan.pp > 1 || options.dtype == "bf16"))
     plan.notBuildable = plan.pp > 1 ? "local SGD with a pipeline"
                                     : "local SGD with mixed precision";

@@ -394,11 +394,13 @@ LogicalResult ApplyPlanPass::layOutModelState(const Plan &plan,
     // Dedicated servers: the program is the colocated one's, which
     // --parc-parameter-server cuts into the workers' and the servers'.
     if (hasDedicatedServers(plan) && !updates.empty()) {
+      // f16's loss scale is state the workers read and every gradient's
+      // finiteness updates.
       auto precision = func->getAttrOfType<StringAttr>(kPrecisionAttrName);
-      if (precision && precision.getValue() != "f32")
+      if (precision && precision.getValue() == "f16-mixed")
         return error(plan.locations.dataParallel)
-               << "dedicated parameter servers with mixed precision ("
-               << precision.getValue() << ") are not built";
+               << "dedicated parameter servers with dynamic loss scaling "
+                  "(f16-mixed) are not built";
       func->setAttr(kParameterServerAttrName,
                     builder.getDictionaryAttr({builder.getNamedAttr(
                         "axis", builder.getStringAttr(kServerAxis))}));

@@ -34,6 +34,7 @@
 
 #include "dist/IR/DistOps.h"
 #include "parc/IR/ModelConvention.h"
+#include "parc/IR/ParcAttrs.h"
 #include "parc/IR/ParcDialect.h"
 #include "parc/IR/ParcOps.h"
 #include "parc/Transforms/Passes.h"
@@ -43,6 +44,7 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <array>
 #include <functional>
@@ -135,6 +137,14 @@ void eraseUnusedArguments(func::FuncOp func) {
   (void)func.eraseArguments(unused);
 }
 
+/// What the workers receive back: a result of the step computed from the
+/// updates (a new parameter, or its bf16 copy under mixed precision), as
+/// parts the colocated program all-gathers over dp on `dim`, or whole.
+struct Pull {
+  unsigned resultIndex;
+  std::optional<int64_t> dim;
+};
+
 class ParameterServerSplit {
 public:
   ParameterServerSplit(func::FuncOp workers, dist::MeshOp mesh, int64_t dp)
@@ -143,7 +153,7 @@ public:
   LogicalResult run();
 
 private:
-  LogicalResult findUpdates();
+  LogicalResult analyze();
   LogicalResult buildServers();
   LogicalResult buildWorkers();
 
@@ -154,14 +164,22 @@ private:
   /// `whole` (a parameter's layout) with dp added, minor, on `dim`.
   FailureOr<dist::ShardingAttr> getPartSharding(Attribute whole, int64_t dim,
                                                 Location loc) const;
+  /// The channel of push `index` and of pull `index`.
+  int64_t getPushChannel(size_t index) const { return index; }
+  int64_t getPullChannel(size_t index) const { return pushes.size() + index; }
 
   func::FuncOp workers, servers;
   dist::MeshOp mesh;
   MLIRContext *context;
   int64_t dp;
-  /// In program order; indices into these are the channels.
+  /// In program order.
   SmallVector<Operation *> pushes;
   SmallVector<Operation *> updates;
+  /// In result order.
+  SmallVector<Pull> pulls;
+  /// The results that are optimizer state (named like an `optstate`
+  /// argument): the servers keep them.
+  llvm::BitVector stateResults;
 };
 
 std::pair<ArrayAttr, SmallVector<int64_t>>
@@ -192,7 +210,7 @@ ParameterServerSplit::getPartSharding(Attribute wholeAttr, int64_t dim,
                                  b.getArrayAttr(dims), whole.getPartial());
 }
 
-LogicalResult ParameterServerSplit::findUpdates() {
+LogicalResult ParameterServerSplit::analyze() {
   std::tie(updates, pushes) = findUpdatesAndPushes(workers);
   if (updates.empty())
     return workers.emitError("has no optimizer update for the parameter "
@@ -201,20 +219,54 @@ LogicalResult ParameterServerSplit::findUpdates() {
     if (!cast<ShapedType>(push->getOperand(0).getType()).hasStaticShape())
       return push->emitOpError("sums a gradient of dynamic shape; the "
                                "parameter servers' parts need static ones");
-  for (Operation *op : updates) {
-    if (cast<OptimizerUpdateOpInterface>(op).getUpdatedParameter().getType() !=
-        op->getResult(0).getType())
-      return op->emitOpError("updates a parameter of another type than its "
-                             "first result; dedicated parameter servers "
-                             "need the update's first result to be the new "
-                             "parameter");
-    for (Operation *user : op->getResult(0).getUsers())
-      if (!isa<func::ReturnOp>(user) &&
-          !(isa<dist::AllGatherOp>(user) && isOverDataParallel(user)))
-        return user->emitOpError("reads an updated parameter part; dedicated "
-                                 "parameter servers send the parts to the "
-                                 "workers, who only join them");
+
+  // Values of the update phase computed from an update's results.
+  llvm::DenseMap<Value, bool> memo;
+  std::function<bool(Value)> fromUpdates = [&](Value value) -> bool {
+    Operation *op = value.getDefiningOp();
+    if (!op || getPhase(op) != Phase::Update)
+      return false;
+    if (auto it = memo.find(value); it != memo.end())
+      return it->second;
+    bool from = isa<OptimizerUpdateOpInterface>(op) ||
+                llvm::any_of(op->getOperands(), fromUpdates);
+    memo[value] = from;
+    return from;
+  };
+  llvm::StringSet<> stateNames;
+  for (unsigned index = 0; index < workers.getNumArguments(); ++index) {
+    auto role = workers.getArgAttrOfType<StringAttr>(
+        index, ParcDialect::kRoleAttrName);
+    auto name = workers.getArgAttrOfType<StringAttr>(
+        index, ParcDialect::kNameAttrName);
+    if (role && name && role.getValue() == "optstate")
+      stateNames.insert(name.getValue());
   }
+  auto ret = cast<func::ReturnOp>(workers.getBody().front().getTerminator());
+  stateResults.resize(ret.getNumOperands());
+  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    auto name = workers.getResultAttrOfType<StringAttr>(
+        index, ParcDialect::kNameAttrName);
+    if (name && stateNames.contains(name.getValue())) {
+      stateResults.set(index);
+      continue;
+    }
+    auto gather = value.getDefiningOp<dist::AllGatherOp>();
+    if (gather && isOverDataParallel(gather) &&
+        fromUpdates(gather.getInput()))
+      pulls.push_back({static_cast<unsigned>(index), gather.getDim()});
+    else if (fromUpdates(value))
+      pulls.push_back({static_cast<unsigned>(index), std::nullopt});
+  }
+  // A new parameter's only readers are what sends it back and the return.
+  for (Operation *op : updates)
+    for (OpResult result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (getPhase(user) != Phase::Update && !isa<func::ReturnOp>(user) &&
+            !isa<dist::AllGatherOp>(user))
+          return user->emitOpError(
+              "reads an updated parameter part; dedicated parameter servers "
+              "send the parts to the workers, who only join them");
   return success();
 }
 
@@ -228,14 +280,15 @@ LogicalResult ParameterServerSplit::buildServers() {
   // The pushes arrive: a part from every worker, summed in worker order, or
   // a whole gradient from the server's own worker, summed over the servers
   // by the colocated program's all_reduce.
-  auto [serverUpdates, serverPushes] = findUpdatesAndPushes(servers);
-  for (auto [channel, push] : llvm::enumerate(serverPushes)) {
+  SmallVector<Operation *> serverPushes =
+      findUpdatesAndPushes(servers).second;
+  for (auto [index, push] : llvm::enumerate(serverPushes)) {
     builder.setInsertionPoint(push);
     Type type = push->getResult(0).getType();
     auto receive = [&](std::optional<int64_t> worker) -> Value {
       auto [axes, peer] = peerAt(0, worker);
       auto recv = dist::RecvOp::create(builder, push->getLoc(), type, meshName,
-                                       axes, peer, channel);
+                                       axes, peer, getPushChannel(index));
       setPhase(recv, Phase::Update);
       return recv;
     };
@@ -251,50 +304,39 @@ LogicalResult ParameterServerSplit::buildServers() {
     push->getResult(0).replaceAllUsesWith(sum);
   }
 
-  // The pulls: the new part to every worker, a whole parameter to the
-  // server's own. The server returns the part where the workers return the
-  // parameter (its all_gather), laid out over dp on the gathered dimension.
+  // The pulls: each part to every worker, a whole value to the server's own
+  // worker. The server returns the part where the workers return the whole.
   auto ret = cast<func::ReturnOp>(servers.getBody().front().getTerminator());
-  llvm::DenseMap<unsigned, int64_t> partDims;
-  llvm::DenseSet<Value> updated;
-  int64_t firstPullChannel = serverPushes.size();
-  for (auto [index, op] : llvm::enumerate(serverUpdates)) {
-    Value part = op->getResult(0);
-    for (OpResult result : op->getResults())
-      updated.insert(result);
-    builder.setInsertionPointAfter(op);
-    int64_t channel = firstPullChannel + index;
+  for (auto [index, pull] : llvm::enumerate(pulls)) {
+    Value value = ret.getOperand(pull.resultIndex);
+    if (pull.dim)
+      value = value.getDefiningOp<dist::AllGatherOp>().getInput();
+    builder.setInsertionPointAfterValue(value);
     auto sendTo = [&](std::optional<int64_t> worker) {
       auto [axes, peer] = peerAt(0, worker);
-      setPhase(dist::SendOp::create(builder, op->getLoc(), part, meshName,
-                                    axes, peer, channel),
+      setPhase(dist::SendOp::create(builder, value.getLoc(), value, meshName,
+                                    axes, peer, getPullChannel(index)),
                Phase::Update);
     };
-    auto gathers = llvm::make_filter_range(part.getUsers(), [](Operation *op) {
-      return isa<dist::AllGatherOp>(op);
-    });
-    if (gathers.empty()) {
+    if (!pull.dim) {
       sendTo(std::nullopt);
       continue;
     }
     for (int64_t worker = 0; worker < dp; ++worker)
       sendTo(worker);
-    for (Operation *gather : llvm::to_vector(gathers))
-      for (OpOperand &use : llvm::make_early_inc_range(
-               gather->getResult(0).getUses()))
-        if (use.getOwner() == ret) {
-          partDims[use.getOperandNumber()] =
-              cast<dist::AllGatherOp>(gather).getDim();
-          use.set(part);
-          updated.insert(part);
-        }
+    ret->setOperand(pull.resultIndex, value);
   }
+  servers.setType(FunctionType::get(context, servers.getArgumentTypes(),
+                                    ret.getOperandTypes()));
 
-  // The servers return the updates' results and what the step computes
-  // from their own state alone (the step counter).
-  llvm::DenseMap<Value, bool> readsWorkerMemo;
+  // The servers keep their state: each result named like one of their
+  // arguments, laid out as they hold it. Results that read the workers'
+  // values go first, then the arguments nothing reads, then the results
+  // that no argument of the servers is named like (a bf16 copy of a
+  // parameter whose f32 master the servers update).
+  llvm::DenseMap<Value, bool> memo;
   std::function<bool(Value)> readsWorkers = [&](Value value) -> bool {
-    if (auto it = readsWorkerMemo.find(value); it != readsWorkerMemo.end())
+    if (auto it = memo.find(value); it != memo.end())
       return it->second;
     bool reads;
     if (auto argument = dyn_cast<BlockArgument>(value)) {
@@ -308,35 +350,30 @@ LogicalResult ParameterServerSplit::buildServers() {
     } else {
       reads = llvm::any_of(op->getOperands(), readsWorkers);
     }
-    readsWorkerMemo[value] = reads;
+    memo[value] = reads;
     return reads;
   };
-  SmallVector<Value> results;
-  SmallVector<DictionaryAttr> resultAttrs;
-  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-    if (!updated.contains(value) && readsWorkers(value))
-      continue;
-    DictionaryAttr attrs = servers.getResultAttrDict(index);
-    if (auto dim = partDims.find(index); dim != partDims.end()) {
-      NamedAttrList list(attrs);
+  llvm::BitVector dropped(servers.getNumResults());
+  for (auto [index, value] : llvm::enumerate(ret.getOperands()))
+    if (readsWorkers(value))
+      dropped.set(index);
+  for (const Pull &pull : pulls)
+    if (pull.dim) {
       FailureOr<dist::ShardingAttr> part = getPartSharding(
-          list.get(dist::DistDialect::kShardingAttrName), dim->second,
-          servers.getLoc());
+          servers.getResultAttr(pull.resultIndex,
+                                dist::DistDialect::kShardingAttrName),
+          *pull.dim, servers.getLoc());
       if (failed(part))
         return failure();
-      list.set(dist::DistDialect::kShardingAttrName, *part);
-      attrs = list.getDictionary(context);
+      servers.setResultAttr(pull.resultIndex,
+                            dist::DistDialect::kShardingAttrName, *part);
     }
-    results.push_back(value);
-    resultAttrs.push_back(attrs);
-  }
-  OpBuilder atReturn(ret);
-  func::ReturnOp::create(atReturn, ret.getLoc(), results);
-  ret.erase();
-  servers.setType(FunctionType::get(context, servers.getArgumentTypes(),
-                                    ValueRange(results).getTypes()));
-  servers.setAllResultAttrs(resultAttrs);
-  eraseDeadOps(servers);
+  auto dropResults = [&]() {
+    ret->eraseOperands(dropped);
+    (void)servers.eraseResults(dropped);
+    eraseDeadOps(servers);
+  };
+  dropResults();
 
   // A parameter's part is the server's argument: where the colocated
   // program sliced its replica (all_slice over dp), the server holds only
@@ -367,6 +404,43 @@ LogicalResult ParameterServerSplit::buildServers() {
   servers.setType(FunctionType::get(context,
                                     servers.getBody().getArgumentTypes(),
                                     servers.getResultTypes()));
+  llvm::StringSet<> argumentNames;
+  for (unsigned index = 0; index < servers.getNumArguments(); ++index)
+    if (auto name = servers.getArgAttrOfType<StringAttr>(
+            index, ParcDialect::kNameAttrName))
+      argumentNames.insert(name.getValue());
+  dropped = llvm::BitVector(servers.getNumResults());
+  for (unsigned index = 0; index < servers.getNumResults(); ++index) {
+    auto name = servers.getResultAttrOfType<StringAttr>(
+        index, ParcDialect::kNameAttrName);
+    if (!name || !argumentNames.contains(name.getValue()))
+      dropped.set(index);
+  }
+  dropResults();
+
+  // An f32 master starts as the workers' parameter it copies
+  // (parc.init_from): the server, which does not hold that parameter,
+  // carries its init (a parameter's default: normal(0, 0.02)).
+  llvm::StringMap<InitAttr> workerInits;
+  for (unsigned index = 0; index < workers.getNumArguments(); ++index) {
+    auto name = workers.getArgAttrOfType<StringAttr>(
+        index, ParcDialect::kNameAttrName);
+    auto init = workers.getArgAttrOfType<InitAttr>(index,
+                                                   ParcDialect::kInitAttrName);
+    if (name)
+      workerInits[name.getValue()] =
+          init ? init
+               : InitAttr::get(context, InitDistribution::Normal,
+                               APFloat(0.0), APFloat(0.02));
+  }
+  for (unsigned index = 0; index < servers.getNumArguments(); ++index) {
+    auto source = servers.getArgAttrOfType<StringAttr>(
+        index, ParcDialect::kInitFromAttrName);
+    if (source && !argumentNames.contains(source.getValue()) &&
+        workerInits.count(source.getValue()))
+      servers.setArgAttr(index, ParcDialect::kInitAttrName,
+                         workerInits.lookup(source.getValue()));
+  }
 
   WalkResult leftover = servers.walk([&](Operation *op) {
     if (isa<func::FuncOp, func::ReturnOp>(op) ||
@@ -382,16 +456,16 @@ LogicalResult ParameterServerSplit::buildServers() {
 
 LogicalResult ParameterServerSplit::buildWorkers() {
   StringRef meshName = mesh.getSymName();
-  OpBuilder builder(workers.getContext());
+  OpBuilder builder(context);
   // The pushes: every part to its server, or the whole gradient to the
   // worker's own server.
-  for (auto [channel, push] : llvm::enumerate(pushes)) {
+  for (auto [index, push] : llvm::enumerate(pushes)) {
     builder.setInsertionPoint(push);
     Value gradient = push->getOperand(0);
     auto sendTo = [&](Value value, std::optional<int64_t> server) {
       auto [axes, peer] = peerAt(1, server);
       setPhase(dist::SendOp::create(builder, push->getLoc(), value, meshName,
-                                    axes, peer, channel),
+                                    axes, peer, getPushChannel(index)),
                Phase::Backward);
     };
     auto scatter = dyn_cast<dist::ReduceScatterOp>(push);
@@ -413,61 +487,50 @@ LogicalResult ParameterServerSplit::buildWorkers() {
     }
   }
 
-  // The pulls: every server's part joined, or the whole parameter from the
-  // worker's own server.
+  // The pulls: every server's part joined, or the whole value from the
+  // worker's own server, where the step returns it.
   auto ret = cast<func::ReturnOp>(workers.getBody().front().getTerminator());
-  int64_t firstPullChannel = pushes.size();
-  llvm::DenseSet<Value> stateResults;
-  for (auto [index, op] : llvm::enumerate(updates)) {
-    for (OpResult result : llvm::drop_begin(op->getResults()))
-      stateResults.insert(result);
-    int64_t channel = firstPullChannel + index;
-    Value part = op->getResult(0);
+  builder.setInsertionPoint(ret);
+  for (auto [index, pull] : llvm::enumerate(pulls)) {
+    Value value = ret.getOperand(pull.resultIndex);
     auto receive = [&](Type type, std::optional<int64_t> server) -> Value {
       auto [axes, peer] = peerAt(1, server);
-      auto recv = dist::RecvOp::create(builder, op->getLoc(), type, meshName,
-                                       axes, peer, channel);
+      auto recv = dist::RecvOp::create(builder, value.getLoc(), type, meshName,
+                                       axes, peer, getPullChannel(index));
       setPhase(recv, Phase::Update);
       return recv;
     };
-    for (Operation *user : llvm::to_vector(part.getUsers())) {
-      if (auto gather = dyn_cast<dist::AllGatherOp>(user)) {
-        builder.setInsertionPoint(gather);
-        SmallVector<Value> parts;
-        for (int64_t server = 0; server < dp; ++server)
-          parts.push_back(receive(part.getType(), server));
-        auto joined =
-            ConcatOp::create(builder, gather.getLoc(), parts, gather.getDim());
-        setPhase(joined, Phase::Update);
-        gather.getResult().replaceAllUsesWith(joined.getResult());
-      } else {
-        builder.setInsertionPoint(ret);
-        user->replaceUsesOfWith(part, receive(part.getType(), std::nullopt));
-      }
+    if (!pull.dim) {
+      ret->setOperand(pull.resultIndex,
+                      receive(value.getType(), std::nullopt));
+      continue;
     }
+    Type partType =
+        value.getDefiningOp<dist::AllGatherOp>().getInput().getType();
+    SmallVector<Value> parts;
+    for (int64_t server = 0; server < dp; ++server)
+      parts.push_back(receive(partType, server));
+    auto joined = ConcatOp::create(builder, value.getLoc(), parts, *pull.dim);
+    setPhase(joined, Phase::Update);
+    ret->setOperand(pull.resultIndex, joined);
   }
 
   // The workers return all but the optimizer state, which the servers hold.
-  llvm::BitVector dropped(workers.getNumResults());
-  for (auto [index, value] : llvm::enumerate(ret.getOperands()))
-    if (stateResults.contains(value))
-      dropped.set(index);
-  ret->eraseOperands(dropped);
-  (void)workers.eraseResults(dropped);
+  ret->eraseOperands(stateResults);
+  (void)workers.eraseResults(stateResults);
   eraseDeadOps(workers);
   eraseUnusedArguments(workers);
   bool updatesLeft = false;
   workers.walk([&](OptimizerUpdateOpInterface update) {
     updatesLeft = true;
-    update->emitOpError("is read by the workers, but dedicated "
-                                 "parameter servers run the update");
+    update->emitOpError("is read by the workers, but dedicated parameter "
+                        "servers run the update");
   });
   return failure(updatesLeft);
 }
 
 LogicalResult ParameterServerSplit::run() {
-  if (failed(findUpdates()) || failed(buildServers()) ||
-      failed(buildWorkers()))
+  if (failed(analyze()) || failed(buildServers()) || failed(buildWorkers()))
     return failure();
   Builder b(context);
   for (auto [stage, func] :

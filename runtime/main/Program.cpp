@@ -418,6 +418,8 @@ std::optional<Program> parcrt::parseProgram(const char *text,
                      "arguments[" + std::to_string(i) + "]", program,
                      program.arguments.emplace_back());
     // A copy's global elements are its source's, element for element.
+    auto stageEntry = document.find("stage");
+    bool isStage = stageEntry != document.end() && !stageEntry->is_null();
     std::unordered_map<std::string, const ProgramArgument *> sources;
     for (const ProgramArgument &argument : program.arguments)
       if (argument.initFrom.empty())
@@ -428,6 +430,10 @@ std::optional<Program> parcrt::parseProgram(const char *text,
         continue;
       auto source = sources.find(argument.initFrom);
       std::string path = "arguments[" + std::to_string(i) + "].init_from";
+      // Another stage's argument (a dedicated server's master copies the
+      // workers' parameter): the copy carries its init.
+      if (source == sources.end() && isStage && argument.init)
+        continue;
       if (source == sources.end())
         reader.fail(path, "names no argument that starts on its own");
       else if (source->second->globalShape != argument.globalShape)

@@ -162,11 +162,17 @@ mlir::parc::readModelArguments(func::FuncOp func) {
                          initFrom});
   }
   // A copy starts from an argument that starts on its own, with as many
-  // elements (after partitioning, each rank's part may differ).
+  // elements (after partitioning, each rank's part may differ). A stage's
+  // copy may start from another stage's argument (a dedicated parameter
+  // server's f32 master from the workers' parameter) and then carries that
+  // argument's init itself.
+  bool stage = func->hasAttr(kStageAttrName);
   for (const ModelArgument &argument : arguments) {
     if (!argument.initFrom)
       continue;
     auto source = seen.find(*argument.initFrom);
+    if (source == seen.end() && stage && argument.init)
+      continue;
     auto diag = [&]() {
       return emitError(func.getArgument(argument.index).getLoc())
              << "argument #" << argument.index << " of '" << func.getSymName()
