@@ -206,8 +206,8 @@ ParameterServerSplit::getPartSharding(Attribute wholeAttr, int64_t dim,
       llvm::to_vector(cast<ArrayAttr>(dims[dim]).getValue());
   axes.push_back(b.getStringAttr(kDataParallelAxis));
   dims[dim] = b.getArrayAttr(axes);
-  return dist::ShardingAttr::get(context, whole.getMesh(),
-                                 b.getArrayAttr(dims), whole.getPartial());
+  return dist::ShardingAttr::get(context, whole.getMesh(), b.getArrayAttr(dims),
+                                 whole.getPartial());
 }
 
 LogicalResult ParameterServerSplit::analyze() {
@@ -235,10 +235,10 @@ LogicalResult ParameterServerSplit::analyze() {
   };
   llvm::StringSet<> stateNames;
   for (unsigned index = 0; index < workers.getNumArguments(); ++index) {
-    auto role = workers.getArgAttrOfType<StringAttr>(
-        index, ParcDialect::kRoleAttrName);
-    auto name = workers.getArgAttrOfType<StringAttr>(
-        index, ParcDialect::kNameAttrName);
+    auto role =
+        workers.getArgAttrOfType<StringAttr>(index, ParcDialect::kRoleAttrName);
+    auto name =
+        workers.getArgAttrOfType<StringAttr>(index, ParcDialect::kNameAttrName);
     if (role && name && role.getValue() == "optstate")
       stateNames.insert(name.getValue());
   }
@@ -252,8 +252,7 @@ LogicalResult ParameterServerSplit::analyze() {
       continue;
     }
     auto gather = value.getDefiningOp<dist::AllGatherOp>();
-    if (gather && isOverDataParallel(gather) &&
-        fromUpdates(gather.getInput()))
+    if (gather && isOverDataParallel(gather) && fromUpdates(gather.getInput()))
       pulls.push_back({static_cast<unsigned>(index), gather.getDim()});
     else if (fromUpdates(value))
       pulls.push_back({static_cast<unsigned>(index), std::nullopt});
@@ -280,8 +279,7 @@ LogicalResult ParameterServerSplit::buildServers() {
   // The pushes arrive: a part from every worker, summed in worker order, or
   // a whole gradient from the server's own worker, summed over the servers
   // by the colocated program's all_reduce.
-  SmallVector<Operation *> serverPushes =
-      findUpdatesAndPushes(servers).second;
+  SmallVector<Operation *> serverPushes = findUpdatesAndPushes(servers).second;
   for (auto [index, push] : llvm::enumerate(serverPushes)) {
     builder.setInsertionPoint(push);
     Type type = push->getResult(0).getType();
@@ -342,8 +340,8 @@ LogicalResult ParameterServerSplit::buildServers() {
     if (auto argument = dyn_cast<BlockArgument>(value)) {
       auto role = servers.getArgAttrOfType<StringAttr>(
           argument.getArgNumber(), ParcDialect::kRoleAttrName);
-      reads = !role || (role.getValue() != "param" &&
-                        role.getValue() != "optstate");
+      reads = !role ||
+              (role.getValue() != "param" && role.getValue() != "optstate");
     } else if (Operation *op = value.getDefiningOp();
                getPhase(op) != Phase::Update) {
       reads = true;
@@ -401,9 +399,8 @@ LogicalResult ParameterServerSplit::buildServers() {
     slice.erase();
   }
   eraseUnusedArguments(servers);
-  servers.setType(FunctionType::get(context,
-                                    servers.getBody().getArgumentTypes(),
-                                    servers.getResultTypes()));
+  servers.setType(FunctionType::get(
+      context, servers.getBody().getArgumentTypes(), servers.getResultTypes()));
   llvm::StringSet<> argumentNames;
   for (unsigned index = 0; index < servers.getNumArguments(); ++index)
     if (auto name = servers.getArgAttrOfType<StringAttr>(
@@ -423,15 +420,15 @@ LogicalResult ParameterServerSplit::buildServers() {
   // carries its init (a parameter's default: normal(0, 0.02)).
   llvm::StringMap<InitAttr> workerInits;
   for (unsigned index = 0; index < workers.getNumArguments(); ++index) {
-    auto name = workers.getArgAttrOfType<StringAttr>(
-        index, ParcDialect::kNameAttrName);
-    auto init = workers.getArgAttrOfType<InitAttr>(index,
-                                                   ParcDialect::kInitAttrName);
+    auto name =
+        workers.getArgAttrOfType<StringAttr>(index, ParcDialect::kNameAttrName);
+    auto init =
+        workers.getArgAttrOfType<InitAttr>(index, ParcDialect::kInitAttrName);
     if (name)
       workerInits[name.getValue()] =
           init ? init
-               : InitAttr::get(context, InitDistribution::Normal,
-                               APFloat(0.0), APFloat(0.02));
+               : InitAttr::get(context, InitDistribution::Normal, APFloat(0.0),
+                               APFloat(0.02));
   }
   for (unsigned index = 0; index < servers.getNumArguments(); ++index) {
     auto source = servers.getArgAttrOfType<StringAttr>(
@@ -443,8 +440,7 @@ LogicalResult ParameterServerSplit::buildServers() {
   }
 
   WalkResult leftover = servers.walk([&](Operation *op) {
-    if (isa<func::FuncOp, func::ReturnOp>(op) ||
-        getPhase(op) == Phase::Update)
+    if (isa<func::FuncOp, func::ReturnOp>(op) || getPhase(op) == Phase::Update)
       return WalkResult::advance();
     op->emitOpError("of the forward or backward pass is needed by the "
                     "optimizer update, which dedicated parameter servers run "
@@ -501,8 +497,7 @@ LogicalResult ParameterServerSplit::buildWorkers() {
       return recv;
     };
     if (!pull.dim) {
-      ret->setOperand(pull.resultIndex,
-                      receive(value.getType(), std::nullopt));
+      ret->setOperand(pull.resultIndex, receive(value.getType(), std::nullopt));
       continue;
     }
     Type partType =
@@ -537,8 +532,8 @@ LogicalResult ParameterServerSplit::run() {
        llvm::enumerate(std::array<func::FuncOp, 2>{workers, servers})) {
     func->setAttr(kStageAttrName, b.getI64IntegerAttr(stage));
     func->setAttr(kParameterServerAttrName,
-                  b.getDictionaryAttr({b.getNamedAttr(
-                      "axis", b.getStringAttr(kServerAxis))}));
+                  b.getDictionaryAttr(
+                      {b.getNamedAttr("axis", b.getStringAttr(kServerAxis))}));
   }
   return success();
 }

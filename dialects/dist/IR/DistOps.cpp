@@ -33,16 +33,27 @@ static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
   return success();
 }
 
-static void printMeshAxes(OpAsmPrinter &printer, MeshOp, ArrayAttr names,
-                          DenseI64ArrayAttr sizes) {
+/// `[name = value, ...]`, each name a keyword where it can be (a mesh's
+/// axes) or always quoted (a peer's, as before peers had several axes).
+static void printAxisValues(OpAsmPrinter &printer, ArrayAttr names,
+                            DenseI64ArrayAttr values, bool quoted) {
   printer << "[";
-  llvm::interleaveComma(llvm::zip_equal(names, sizes.asArrayRef()), printer,
+  llvm::interleaveComma(llvm::zip_equal(names, values.asArrayRef()), printer,
                         [&](auto pair) {
-                          printer.printKeywordOrString(
-                              cast<StringAttr>(std::get<0>(pair)).getValue());
+                          StringRef name =
+                              cast<StringAttr>(std::get<0>(pair)).getValue();
+                          if (quoted)
+                            printer.printString(name);
+                          else
+                            printer.printKeywordOrString(name);
                           printer << " = " << std::get<1>(pair);
                         });
   printer << "]";
+}
+
+static void printMeshAxes(OpAsmPrinter &printer, MeshOp, ArrayAttr names,
+                          DenseI64ArrayAttr sizes) {
+  printAxisValues(printer, names, sizes, /*quoted=*/false);
 }
 
 /// `["pp" = 1]`, `["ps" = 1, "dp" = 0]`: a peer's coordinates on the axes
@@ -54,14 +65,7 @@ static ParseResult parsePeerCoordinates(OpAsmParser &parser, ArrayAttr &axes,
 
 static void printPeerCoordinates(OpAsmPrinter &printer, Operation *,
                                  ArrayAttr axes, DenseI64ArrayAttr peer) {
-  printer << "[";
-  llvm::interleaveComma(llvm::zip_equal(axes, peer.asArrayRef()), printer,
-                        [&](auto pair) {
-                          printer.printString(
-                              cast<StringAttr>(std::get<0>(pair)).getValue());
-                          printer << " = " << std::get<1>(pair);
-                        });
-  printer << "]";
+  printAxisValues(printer, axes, peer, /*quoted=*/true);
 }
 
 LogicalResult MeshOp::verify() {

@@ -143,8 +143,8 @@ def Dist_SendOp : Dist_PointToPointOp<"send",
                        StrArrayAttr:$axes, DenseI64ArrayAttr:$peer,
                        I64Attr:$channel);
   let assemblyFormat = [{
-    $input `to` $mesh `` custom<PeerCoordinates>($axes, $peer) `channel` $channel
-    attr-dict `:` type($input)
+    $input `to` $mesh `` custom<PeerCoordinates>($axes, $peer)
+    `channel` $channel attr-dict `:` type($input)
   }];
 }
 
@@ -155,8 +155,8 @@ def Dist_RecvOp : Dist_PointToPointOp<"recv",
                        DenseI64ArrayAttr:$peer, I64Attr:$channel);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    `from` $mesh `` custom<PeerCoordinates>($axes, $peer) `channel` $channel
-    attr-dict `:` type($result)
+    `from` $mesh `` custom<PeerCoordinates>($axes, $peer)
+    `channel` $channel attr-dict `:` type($result)
   }];
 }
 
