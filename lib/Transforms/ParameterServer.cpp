@@ -280,7 +280,8 @@ LogicalResult ParameterServerSplit::buildServers() {
   // a whole gradient from the server's own worker, summed over the servers
   // by the colocated program's all_reduce.
   SmallVector<Operation *> serverPushes = findUpdatesAndPushes(servers).second;
-  for (auto [index, push] : llvm::enumerate(serverPushes)) {
+  for (size_t index = 0; index < serverPushes.size(); ++index) {
+    Operation *push = serverPushes[index];
     builder.setInsertionPoint(push);
     Type type = push->getResult(0).getType();
     auto receive = [&](std::optional<int64_t> worker) -> Value {
@@ -305,7 +306,8 @@ LogicalResult ParameterServerSplit::buildServers() {
   // The pulls: each part to every worker, a whole value to the server's own
   // worker. The server returns the part where the workers return the whole.
   auto ret = cast<func::ReturnOp>(servers.getBody().front().getTerminator());
-  for (auto [index, pull] : llvm::enumerate(pulls)) {
+  for (size_t index = 0; index < pulls.size(); ++index) {
+    const Pull &pull = pulls[index];
     Value value = ret.getOperand(pull.resultIndex);
     if (pull.dim)
       value = value.getDefiningOp<dist::AllGatherOp>().getInput();
@@ -454,10 +456,12 @@ LogicalResult ParameterServerSplit::buildWorkers() {
   StringRef meshName = mesh.getSymName();
   OpBuilder builder(context);
   // The pushes: every part to its server, or the whole gradient to the
-  // worker's own server.
-  for (auto [index, push] : llvm::enumerate(pushes)) {
-    builder.setInsertionPoint(push);
+  // worker's own server, as soon as the backward pass has computed it (the
+  // rest of the backward pass overlaps the messages, as in BytePS).
+  for (size_t index = 0; index < pushes.size(); ++index) {
+    Operation *push = pushes[index];
     Value gradient = push->getOperand(0);
+    builder.setInsertionPointAfterValue(gradient);
     auto sendTo = [&](Value value, std::optional<int64_t> server) {
       auto [axes, peer] = peerAt(1, server);
       setPhase(dist::SendOp::create(builder, push->getLoc(), value, meshName,
@@ -487,7 +491,8 @@ LogicalResult ParameterServerSplit::buildWorkers() {
   // worker's own server, where the step returns it.
   auto ret = cast<func::ReturnOp>(workers.getBody().front().getTerminator());
   builder.setInsertionPoint(ret);
-  for (auto [index, pull] : llvm::enumerate(pulls)) {
+  for (size_t index = 0; index < pulls.size(); ++index) {
+    const Pull &pull = pulls[index];
     Value value = ret.getOperand(pull.resultIndex);
     auto receive = [&](Type type, std::optional<int64_t> server) -> Value {
       auto [axes, peer] = peerAt(1, server);
