@@ -47,6 +47,19 @@ for plan in plans:
     (mlir / f"gpt-tiny-{plan.stem}.mlir").write_text(
         gpt + "\n//--plan\n" + plan.read_text())
 
+# Dedicated parameter servers cut a train step (MLP-tiny's, SGD with
+# momentum) into workers and servers.
+model = subprocess.run([build / "bin" / "parc-model", "mlp-tiny"], check=True,
+                       capture_output=True, text=True).stdout
+step = subprocess.run([build / "bin" / "parc-opt", "-",
+                       "--parc-make-train-step=optimizer=sgd momentum=0.9"],
+                      input=model, check=True, capture_output=True,
+                      text=True).stdout
+for plan in ["dedicated.json", "dedicated-tp.json"]:
+    path = root / "test/Transforms/Inputs/parameter-server" / plan
+    (mlir / f"mlp-tiny-step-{path.stem}.mlir").write_text(
+        step + "\n//--plan\n" + path.read_text())
+
 # Batch norms whose groups a dp plan sets (each rank's statistics), and a
 # plan that asks for the whole batch's.
 batch_norm = (root / "test/Transforms/lower-batch-norm.mlir").read_text()
@@ -73,6 +86,7 @@ words |= {"func.func", "return", "tensor<", "xf32>", "xi64>", "xbf16>",
           "parc.role", "parc.name", "parc.init", "\\\"param\\\"",
           "\\\"input\\\"", "\\\"label\\\"", "\\\"optstate\\\"", "dist.sharding",
           "dist.mesh", "dist.partitioned", "dist.pipeline", "parc.phase",
+          "dist.parameter_server", "dist.stage",
           "#dist.sharding<", "//--plan\\x0A"}
 (root / "fuzz" / "mlir.dict").write_text(
     "".join(f'"{word}"\n' for word in sorted(words)))

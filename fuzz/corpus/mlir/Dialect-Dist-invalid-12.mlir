@@ -1,7 +1,7 @@
 
-dist.mesh @mesh axes = [pp = 2]
-func.func @recv_channel() -> tensor<4xf32> {
-  // expected-error @+1 {{'dist.recv' op channel -1 is not in [0, 2^31)}}
-  %0 = dist.recv from @mesh["pp" = 0] channel -1 : tensor<4xf32>
-  return %0 : tensor<4xf32>
+dist.mesh @mesh axes = [ps = 2, dp = 2]
+func.func @send_axis_twice(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.send' op names axis 'dp' twice}}
+  dist.send %x to @mesh["dp" = 1, "dp" = 0] channel 0 : tensor<4xf32>
+  return
 }

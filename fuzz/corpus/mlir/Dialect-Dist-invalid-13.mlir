@@ -1,3 +1,7 @@
 
-// expected-error @+1 {{'dist.mesh' op has more than 2^31 ranks (2 before axis 'b' of size 4294967296)}}
-dist.mesh @mesh axes = [a = 2, b = 4294967296, c = 4294967296]
+dist.mesh @mesh axes = [ps = 2, dp = 2]
+func.func @send_no_axis(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.send' op needs one peer coordinate per axis and at least one axis, got 0 axes and 0 coordinates}}
+  dist.send %x to @mesh[] channel 0 : tensor<4xf32>
+  return
+}

@@ -29,5 +29,7 @@ func.func @collectives(%x: tensor<4x8x16xf32> {dist.sharding = #dist.sharding<@m
   dist.send %p to @mesh["dp" = 1] channel 3 : tensor<4x8xf32>
   // CHECK: dist.recv from @mesh["dp" = 0] channel 3 : tensor<4x8xf32>
   %8 = dist.recv from @mesh["dp" = 0] channel 3 : tensor<4x8xf32>
+  // CHECK: dist.send %{{.*}} to @mesh["tp" = 1, "dp" = 0] channel 4 : tensor<4x8xf32>
+  dist.send %p to @mesh["tp" = 1, "dp" = 0] channel 4 : tensor<4x8xf32>
   return
 }

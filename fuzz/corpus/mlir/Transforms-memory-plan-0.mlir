@@ -1,4 +1,7 @@
 // RUN: parc-opt %s --parc-plan-memory --parc-verify-memory-plan -split-input-file | FileCheck %s
+// RUN: parc-opt %s --parc-plan-memory=greedy-work=0 --parc-verify-memory-plan -split-input-file | FileCheck %s --check-prefix=BESTFIT
+// RUN: not parc-opt %s --parc-plan-memory=greedy-work=-1 -split-input-file 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: error: --parc-plan-memory: greedy-work must not be negative, got -1
 // Arguments and results keep their place for the whole program; a tensor
 // that dies is reused; an elementwise op writes over an operand that dies
 // at it; a parameter's next value goes into the parameter's buffer.
