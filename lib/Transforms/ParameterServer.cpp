@@ -7,11 +7,11 @@
 // program (1/dp of every tensor that splits, a replica of one that does
 // not). This pass cuts that program into two stage functions:
 //
-//  - the workers' (stage 0): the forward and backward passes; a gradient
-//    the colocated program reduce-scatters over dp, each worker sends
-//    server s part s of as soon as it has computed it (the push), and where
-//    the colocated program all-gathers an updated parameter, it receives
-//    every server's part and joins them (the pull). A gradient that does
+//  - the workers' (stage 0): the forward and backward passes; of each
+//    gradient the colocated program reduce-scatters over dp, a worker sends
+//    server s part s as soon as it has computed the gradient (the push),
+//    and where the colocated program all-gathers an updated parameter, it
+//    receives every server's part and joins them (the pull). A gradient that does
 //    not split is all-reduced in the colocated program: the worker sends it
 //    whole to its own server.
 //  - the servers' (stage 1): each receives its part of every gradient from
