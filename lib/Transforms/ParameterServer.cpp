@@ -11,9 +11,9 @@
 //    gradient the colocated program reduce-scatters over dp, a worker sends
 //    server s part s as soon as it has computed the gradient (the push),
 //    and where the colocated program all-gathers an updated parameter, it
-//    receives every server's part and joins them (the pull). A gradient that does
-//    not split is all-reduced in the colocated program: the worker sends it
-//    whole to its own server.
+//    receives every server's part and joins them (the pull). A gradient that
+//    does not split is all-reduced in the colocated program: the worker sends
+//    it whole to its own server.
 //  - the servers' (stage 1): each receives its part of every gradient from
 //    all workers and sums them in worker order (a gradient that does not
 //    split arrives from its own worker and is all-reduced among the
@@ -25,9 +25,12 @@
 // pushes' sums, the parameters' parts (arguments laid out over dp), the
 // optimizer state and what the step computes from them alone (the step
 // counter). Channels: one per push and one per pull, so a pair's messages
-// never mix. Workers send every gradient before they receive a parameter,
-// and sends are buffered, so no rank waits for a message sent after its
-// receive.
+// never mix. A worker posts its pushes in the order it computes the
+// gradients and then its pulls; a server posts its receives first, in that
+// same order, and its sends last, in the pulls' order. Every pair of ranks
+// thus posts its messages in one order, which NCCL needs (a send there
+// waits for its receive, and messages match in posting order whatever
+// their channel); MPI's buffered sends need less.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,8 +87,10 @@ bool isGradientSum(Operation *op) {
   return producer && getPhase(producer) != Phase::Update;
 }
 
-/// The optimizer updates of `func` and the gradient sums they read (through
-/// ops of the update phase, such as clipping's), each in program order.
+/// The optimizer updates of `func` in program order, and the gradient sums
+/// they read (through ops of the update phase, such as clipping's) in the
+/// order the backward pass computes the gradients: the order the workers
+/// push them in.
 std::pair<SmallVector<Operation *>, SmallVector<Operation *>>
 findUpdatesAndPushes(func::FuncOp func) {
   SmallVector<Operation *> updates;
@@ -108,8 +113,10 @@ findUpdatesAndPushes(func::FuncOp func) {
         stack.push_back(producer);
   }
   SmallVector<Operation *> ordered = pushes.takeVector();
-  llvm::sort(ordered,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  llvm::stable_sort(ordered, [](Operation *a, Operation *b) {
+    return a->getOperand(0).getDefiningOp()->isBeforeInBlock(
+        b->getOperand(0).getDefiningOp());
+  });
   return {updates, ordered};
 }
 
@@ -212,6 +219,16 @@ ParameterServerSplit::getPartSharding(Attribute wholeAttr, int64_t dim,
 }
 
 LogicalResult ParameterServerSplit::analyze() {
+  if (!workers.getBody().hasOneBlock() ||
+      workers.getBody()
+          .front()
+          .walk([&](Operation *op) {
+            return op->getNumRegions() ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+          })
+          .wasInterrupted())
+    return workers.emitError("must be one block without nested regions, as "
+                             "--parc-partition writes a step");
   std::tie(updates, pushes) = findUpdatesAndPushes(workers);
   if (updates.empty())
     return workers.emitError("has no optimizer update for the parameter "
@@ -281,9 +298,10 @@ LogicalResult ParameterServerSplit::buildServers() {
   // a whole gradient from the server's own worker, summed over the servers
   // by the colocated program's all_reduce.
   SmallVector<Operation *> serverPushes = findUpdatesAndPushes(servers).second;
+  Block &body = servers.getBody().front();
+  builder.setInsertionPointToStart(&body);
   for (size_t index = 0; index < serverPushes.size(); ++index) {
     Operation *push = serverPushes[index];
-    builder.setInsertionPoint(push);
     Type type = push->getResult(0).getType();
     auto receive = [&](std::optional<int64_t> worker) -> Value {
       auto [axes, peer] = peerAt(0, worker);
@@ -293,9 +311,11 @@ LogicalResult ParameterServerSplit::buildServers() {
       return recv;
     };
     if (isa<dist::AllReduceOp>(push)) {
+      // Summed over the servers where the colocated program sums it.
       push->setOperand(0, receive(std::nullopt));
       continue;
     }
+    // Summed as the parts arrive: one part's buffer at a time.
     Value sum = receive(0);
     for (int64_t worker = 1; worker < dp; ++worker) {
       sum = AddOp::create(builder, push->getLoc(), sum, receive(worker));
@@ -306,13 +326,13 @@ LogicalResult ParameterServerSplit::buildServers() {
 
   // The pulls: each part to every worker, a whole value to the server's own
   // worker. The server returns the part where the workers return the whole.
-  auto ret = cast<func::ReturnOp>(servers.getBody().front().getTerminator());
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  builder.setInsertionPoint(ret);
   for (size_t index = 0; index < pulls.size(); ++index) {
     const Pull &pull = pulls[index];
     Value value = ret.getOperand(pull.resultIndex);
     if (pull.dim)
       value = value.getDefiningOp<dist::AllGatherOp>().getInput();
-    builder.setInsertionPointAfterValue(value);
     auto sendTo = [&](std::optional<int64_t> worker) {
       auto [axes, peer] = peerAt(0, worker);
       setPhase(dist::SendOp::create(builder, value.getLoc(), value, meshName,
@@ -420,18 +440,22 @@ LogicalResult ParameterServerSplit::buildServers() {
 
   // An f32 master starts as the workers' parameter it copies
   // (parc.init_from): the server, which does not hold that parameter,
-  // carries its init (a parameter's default: normal(0, 0.02)).
+  // carries its init (by default a parameter's normal(0, 0.02), any other
+  // argument's normal(0, 1), as the runtime draws them).
   llvm::StringMap<InitAttr> workerInits;
   for (unsigned index = 0; index < workers.getNumArguments(); ++index) {
     auto name =
         workers.getArgAttrOfType<StringAttr>(index, ParcDialect::kNameAttrName);
     auto init =
         workers.getArgAttrOfType<InitAttr>(index, ParcDialect::kInitAttrName);
+    auto role =
+        workers.getArgAttrOfType<StringAttr>(index, ParcDialect::kRoleAttrName);
+    double deviation = role && role.getValue() == "param" ? 0.02 : 1.0;
     if (name)
       workerInits[name.getValue()] =
           init ? init
                : InitAttr::get(context, InitDistribution::Normal, APFloat(0.0),
-                               APFloat(0.02));
+                               APFloat(deviation));
   }
   for (unsigned index = 0; index < servers.getNumArguments(); ++index) {
     auto source = servers.getArgAttrOfType<StringAttr>(
@@ -527,7 +551,20 @@ LogicalResult ParameterServerSplit::buildWorkers() {
     update->emitOpError("is read by the workers, but dedicated parameter "
                         "servers run the update");
   });
-  return failure(updatesLeft);
+  if (updatesLeft)
+    return failure();
+  // The state the servers now hold must not be read by the workers too: it
+  // would stay at its first value.
+  for (BlockArgument argument : workers.getArguments()) {
+    auto role = workers.getArgAttrOfType<StringAttr>(
+        argument.getArgNumber(), ParcDialect::kRoleAttrName);
+    if (role && role.getValue() == "optstate")
+      return workers.emitError("reads the optimizer state argument #")
+             << argument.getArgNumber()
+             << " in its forward or backward pass, which dedicated parameter "
+                "servers hold";
+  }
+  return success();
 }
 
 LogicalResult ParameterServerSplit::run() {

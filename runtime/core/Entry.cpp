@@ -190,6 +190,8 @@ extern "C" {
   void parcrt_##name(parcrt_context *ctx, const int64_t *descriptors,          \
                      const int64_t *ints, const double *) {                    \
     int peer = ctx->mesh.peer(ints[1], ints + 2);                              \
+    if (peer < 0)                                                              \
+      fatal("parcrt_" #name ": its peer's coordinates lie outside the mesh");  \
     pointToPoint(ctx, #name, descriptors, peer, ints[0], [&] {                 \
       TensorRef t[] = {decode(ctx, descriptors)};                              \
       Watched watched(ctx->watchdog, what, peer, ints[0]);                     \

@@ -34,10 +34,17 @@ std::vector<int> MeshInfo::group(const std::vector<int> &axes) const {
 }
 
 int MeshInfo::peer(int64_t count, const int64_t *axesAndCoordinates) const {
+  if (count < 1 || count > static_cast<int64_t>(axisSizes.size()))
+    return -1;
   parc::MeshShape shape(axisSizes);
   int64_t peer = rank;
-  for (int64_t i = 0; i < count; ++i)
-    peer = shape.getRankWithCoordinate(peer, axesAndCoordinates[2 * i],
-                                       axesAndCoordinates[2 * i + 1]);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t axis = axesAndCoordinates[2 * i],
+            coordinate = axesAndCoordinates[2 * i + 1];
+    if (axis < 0 || axis >= static_cast<int64_t>(axisSizes.size()) ||
+        coordinate < 0 || coordinate >= axisSizes[axis])
+      return -1;
+    peer = shape.getRankWithCoordinate(peer, axis, coordinate);
+  }
   return static_cast<int>(peer);
 }

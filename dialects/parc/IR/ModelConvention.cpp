@@ -162,11 +162,11 @@ mlir::parc::readModelArguments(func::FuncOp func) {
                          initFrom});
   }
   // A copy starts from an argument that starts on its own, with as many
-  // elements (after partitioning, each rank's part may differ). A stage's
-  // copy may start from another stage's argument (a dedicated parameter
-  // server's f32 master from the workers' parameter) and then carries that
-  // argument's init itself.
-  bool stage = func->hasAttr(kStageAttrName);
+  // elements (after partitioning, each rank's part may differ). A dedicated
+  // parameter server's f32 master starts from the workers' parameter, an
+  // argument of the other stage, and then carries that argument's init.
+  bool stage = func->hasAttr(kParameterServerAttrName) &&
+               func->hasAttr(kStageAttrName);
   for (const ModelArgument &argument : arguments) {
     if (!argument.initFrom)
       continue;

@@ -54,6 +54,7 @@ struct MeshInfo {
   /// The world rank that agrees with this one on every axis but `count`
   /// given ones, where its coordinates are given too (a point-to-point
   /// peer): `axesAndCoordinates` holds axis position, coordinate pairs.
+  /// -1 when there are none, or an axis or a coordinate is outside the mesh.
   int peer(int64_t count, const int64_t *axesAndCoordinates) const;
 };
 
