@@ -334,6 +334,15 @@ static void printPlanDetails(llvm::raw_ostream &os, const EvaluatedPlan &plan,
        << " servers: a worker sends " << gib(plan.workerSyncBytes)
        << " per step, the busiest rank " << gib(plan.busiestSyncBytes)
        << " (a ring all-reduce: " << gib(plan.ringSyncBytes) << " per rank)\n";
+  // Dedicated servers are processes beside the devices the plan fills (a
+  // data-parallel group of every tensor-parallel and pipeline coordinate
+  // has its own).
+  if (plan.sync == DataParallelSync::ParameterServer &&
+      plan.placement == ServerPlacement::Dedicated)
+    os << bullet << "dedicated servers: " << plan.servers * plan.tp * plan.pp
+       << " ranks of their own beside the " << plan.dp * plan.tp * plan.pp
+       << " workers (" << plan.servers
+       << " per data-parallel group), not counted among the devices\n";
   if (plan.sync == DataParallelSync::LocalSgd)
     os << bullet << "data-parallel sync: local SGD, the replicas averaged "
        << "every " << plan.syncEvery << " steps: " << gib(plan.workerSyncBytes)
