@@ -50,7 +50,6 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
 
-#include <array>
 #include <functional>
 #include <tuple>
 
@@ -180,9 +179,8 @@ private:
   dist::MeshOp mesh;
   MLIRContext *context;
   int64_t dp;
-  /// In program order.
+  /// In the order the backward pass computes the gradients.
   SmallVector<Operation *> pushes;
-  SmallVector<Operation *> updates;
   /// In result order.
   SmallVector<Pull> pulls;
   /// The results that are optimizer state (named like an `optstate`
@@ -229,6 +227,7 @@ LogicalResult ParameterServerSplit::analyze() {
           .wasInterrupted())
     return workers.emitError("must be one block without nested regions, as "
                              "--parc-partition writes a step");
+  SmallVector<Operation *> updates;
   std::tie(updates, pushes) = findUpdatesAndPushes(workers);
   if (updates.empty())
     return workers.emitError("has no optimizer update for the parameter "
@@ -570,14 +569,11 @@ LogicalResult ParameterServerSplit::buildWorkers() {
 LogicalResult ParameterServerSplit::run() {
   if (failed(analyze()) || failed(buildServers()) || failed(buildWorkers()))
     return failure();
+  // Both keep the plan's dist.parameter_server mark (the servers' clone
+  // copied it): it names their stage axis.
   Builder b(context);
-  for (auto [stage, func] :
-       llvm::enumerate(std::array<func::FuncOp, 2>{workers, servers})) {
-    func->setAttr(kStageAttrName, b.getI64IntegerAttr(stage));
-    func->setAttr(kParameterServerAttrName,
-                  b.getDictionaryAttr(
-                      {b.getNamedAttr("axis", b.getStringAttr(kServerAxis))}));
-  }
+  workers->setAttr(kStageAttrName, b.getI64IntegerAttr(0));
+  servers->setAttr(kStageAttrName, b.getI64IntegerAttr(1));
   return success();
 }
 
@@ -601,10 +597,13 @@ void ParameterServerPass::runOnOperation() {
         mesh ? mesh.getAxisSize(kDataParallelAxis) : std::nullopt;
     std::optional<int64_t> sides =
         mesh ? mesh.getAxisSize(kServerAxis) : std::nullopt;
+    StringAttr markedAxis = getStageAxis(func);
     if (!func->hasAttr("dist.partitioned") || !dp || sides != 2 ||
-        mesh.getAxisNames()[0] != StringAttr::get(&getContext(), kServerAxis)) {
+        mesh.getAxisNames()[0] != StringAttr::get(&getContext(), kServerAxis) ||
+        !markedAxis || markedAxis.getValue() != kServerAxis) {
       func.emitError("--parc-parameter-server splits a partitioned function "
-                     "on a mesh whose first axis is 'ps' (size 2: workers, "
+                     "marked dist.parameter_server = {axis = \"ps\"} on a "
+                     "mesh whose first axis is 'ps' (size 2: workers, "
                      "servers) and that has a 'dp' axis (--parc-apply-plan "
                      "makes it for dedicated parameter servers)");
       return signalPassFailure();
