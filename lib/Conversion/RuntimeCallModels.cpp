@@ -68,8 +68,8 @@ static LogicalResult appendAttributes(LayerNormOp op, ArrayRef<StringRef>,
   return success();
 }
 
-static LogicalResult appendAttributes(RmsNormOp op, ArrayRef<StringRef>,
-                                      Ints &, Floats &floats) {
+static LogicalResult appendAttributes(RmsNormOp op, ArrayRef<StringRef>, Ints &,
+                                      Floats &floats) {
   floats.push_back(op.getEpsilon().convertToDouble());
   return success();
 }
@@ -262,9 +262,8 @@ static LogicalResult appendAttributes(SgdUpdateOp op, ArrayRef<StringRef>,
   return success();
 }
 
-static LogicalResult appendAttributes(ClipCoefficientOp op,
-                                      ArrayRef<StringRef>, Ints &,
-                                      Floats &floats) {
+static LogicalResult appendAttributes(ClipCoefficientOp op, ArrayRef<StringRef>,
+                                      Ints &, Floats &floats) {
   floats.push_back(op.getMaxNorm().convertToDouble());
   return success();
 }
@@ -392,8 +391,7 @@ static const llvm::StringMap<EntryPoint> &getRuntimeEntryPoints() {
 namespace {
 template <typename OpT>
 struct RuntimeCallModel
-    : public RuntimeCallOpInterface::ExternalModel<RuntimeCallModel<OpT>,
-                                                   OpT> {
+    : public RuntimeCallOpInterface::ExternalModel<RuntimeCallModel<OpT>, OpT> {
   FailureOr<StringRef> getRuntimeCall(Operation *op,
                                       ArrayRef<StringRef> meshAxes, Ints &ints,
                                       Floats &floats) const {
@@ -441,7 +439,7 @@ void mlir::parc::registerRuntimeCallModels(DialectRegistry &registry) {
   });
   registry.addExtension(+[](MLIRContext *context, dist::DistDialect *) {
     attach<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
-           dist::AllToAllOp, dist::AllSliceOp, dist::AxisIndexOp,
-           dist::SendOp, dist::RecvOp>(context);
+           dist::AllToAllOp, dist::AllSliceOp, dist::AxisIndexOp, dist::SendOp,
+           dist::RecvOp>(context);
   });
 }

@@ -59,8 +59,9 @@ static LogicalResult matmulKernel(MatmulOp op,
   int64_t rows = result.shape[rank - 2], columns = result.shape[rank - 1];
   MatrixView lhs(lhsTensor, op.getTransposeLhs(), batch);
   MatrixView rhs(*operands[1], op.getTransposeRhs(), batch);
-  int64_t depth = op.getTransposeLhs() ? lhsTensor.shape[lhsTensor.getRank() - 2]
-                                       : lhsTensor.shape.back();
+  int64_t depth = op.getTransposeLhs()
+                      ? lhsTensor.shape[lhsTensor.getRank() - 2]
+                      : lhsTensor.shape.back();
   int64_t matrixSize = rows * columns;
   std::fill(result.values.begin(), result.values.end(), 0.0);
   forEachIndex(batch, [&](ArrayRef<int64_t> batchIndex, int64_t batchLinear) {

@@ -27,8 +27,8 @@ struct GptBuilder {
 
   Value layerNorm(Value x, const std::string &prefix) {
     g.setScope(prefix);
-    Value gamma = g.addParam(prefix + ".weight", {config.hidden},
-                             g.constantInit(1));
+    Value gamma =
+        g.addParam(prefix + ".weight", {config.hidden}, g.constantInit(1));
     Value beta =
         g.addParam(prefix + ".bias", {config.hidden}, g.constantInit(0));
     return LayerNormOp::create(g.builder(), g.loc(), x, gamma, beta,
@@ -46,12 +46,10 @@ struct GptBuilder {
   /// Part `which` (0 = q, 1 = k, 2 = v) of the [batch, 3, heads, seq,
   /// head_dim] projection, as [batch, heads, seq, head_dim].
   Value splitHeads(Value qkv, int64_t which) {
-    int64_t b = config.batch, s = config.seq, h = config.heads,
-            d = headDim();
-    Value part = SliceOp::create(g.builder(), g.loc(), qkv,
-                                 ArrayRef<int64_t>{0, which, 0, 0, 0},
-                                 ArrayRef<int64_t>{b, 1, h, s, d},
-                                 ArrayRef<int64_t>{1, 1, 1, 1, 1});
+    int64_t b = config.batch, s = config.seq, h = config.heads, d = headDim();
+    Value part = SliceOp::create(
+        g.builder(), g.loc(), qkv, ArrayRef<int64_t>{0, which, 0, 0, 0},
+        ArrayRef<int64_t>{b, 1, h, s, d}, ArrayRef<int64_t>{1, 1, 1, 1, 1});
     return g.reshape(part, {b, h, s, d});
   }
 
@@ -63,14 +61,13 @@ struct GptBuilder {
     g.setScope(prefix);
     Value weight = g.addParam(prefix + ".weight", {hidden, 3, h, d});
     g.setCheckpointShape({hidden, 3 * hidden});
-    Value bias =
-        g.addParam(prefix + ".bias", {3, h, 1, d}, g.constantInit(0));
+    Value bias = g.addParam(prefix + ".bias", {3, h, 1, d}, g.constantInit(0));
     g.setCheckpointShape({3 * hidden});
     Value rows = g.reshape(x, {b, 1, 1, s, hidden});
     Value perHead = TransposeOp::create(g.builder(), g.loc(), weight,
                                         ArrayRef<int64_t>{1, 2, 0, 3});
-    Value qkv = MatmulOp::create(g.builder(), g.loc(), rows, perHead, false,
-                                 false);
+    Value qkv =
+        MatmulOp::create(g.builder(), g.loc(), rows, perHead, false, false);
     return AddOp::create(g.builder(), g.loc(), qkv, bias);
   }
 
@@ -80,10 +77,9 @@ struct GptBuilder {
     g.setScope(prefix);
     Value q = splitHeads(qkv, 0), k = splitHeads(qkv, 1),
           v = splitHeads(qkv, 2);
-    Value context =
-        AttentionOp::create(g.builder(), g.loc(), q, k, v, /*mask=*/Value(),
-                            /*causal=*/true,
-                            APFloat(1.0 / std::sqrt(double(headDim()))));
+    Value context = AttentionOp::create(
+        g.builder(), g.loc(), q, k, v, /*mask=*/Value(),
+        /*causal=*/true, APFloat(1.0 / std::sqrt(double(headDim()))));
     context = TransposeOp::create(g.builder(), g.loc(), context,
                                   ArrayRef<int64_t>{0, 2, 1, 3});
     context = g.reshape(context, {b, s, hidden});

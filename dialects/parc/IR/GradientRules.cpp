@@ -51,17 +51,16 @@ static Value sumToShape(OpBuilder &b, Location loc, Value gradient,
 
 Gradients AddOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   Value g = gradients[0];
-  return SmallVector<Value>{
-      sumToShape(b, getLoc(), g, getLhs().getType()),
-      sumToShape(b, getLoc(), g, getRhs().getType())};
+  return SmallVector<Value>{sumToShape(b, getLoc(), g, getLhs().getType()),
+                            sumToShape(b, getLoc(), g, getRhs().getType())};
 }
 
 Gradients SubOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   Value g = gradients[0];
-  return SmallVector<Value>{
-      sumToShape(b, getLoc(), g, getLhs().getType()),
-      sumToShape(b, getLoc(), NegOp::create(b, getLoc(), g),
-                 getRhs().getType())};
+  return SmallVector<Value>{sumToShape(b, getLoc(), g, getLhs().getType()),
+                            sumToShape(b, getLoc(),
+                                       NegOp::create(b, getLoc(), g),
+                                       getRhs().getType())};
 }
 
 Gradients MulOp::buildGradients(OpBuilder &b, ValueRange gradients) {
@@ -81,8 +80,9 @@ Gradients DivOp::buildGradients(OpBuilder &b, ValueRange gradients) {
       b, getLoc(),
       DivOp::create(b, getLoc(), MulOp::create(b, getLoc(), g, getResult()),
                     getRhs()));
-  return SmallVector<Value>{sumToShape(b, getLoc(), lhsGrad, getLhs().getType()),
-                            sumToShape(b, getLoc(), rhsGrad, getRhs().getType())};
+  return SmallVector<Value>{
+      sumToShape(b, getLoc(), lhsGrad, getLhs().getType()),
+      sumToShape(b, getLoc(), rhsGrad, getRhs().getType())};
 }
 
 // d(l ^ r) = r l^(r - 1) dl + l^r log(l) dr.
@@ -92,10 +92,10 @@ Gradients PowOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   Type element = getType().getElementType();
   Value rMinusOne =
       SubOp::create(b, loc, getRhs(), scalar(b, loc, element, 1.0));
-  Value lhsGrad = MulOp::create(
-      b, loc, g,
-      MulOp::create(b, loc, getRhs(),
-                    PowOp::create(b, loc, getLhs(), rMinusOne)));
+  Value lhsGrad =
+      MulOp::create(b, loc, g,
+                    MulOp::create(b, loc, getRhs(),
+                                  PowOp::create(b, loc, getLhs(), rMinusOne)));
   Value rhsGrad = MulOp::create(
       b, loc, g,
       MulOp::create(b, loc, getResult(), LogOp::create(b, loc, getLhs())));
@@ -115,11 +115,11 @@ Gradients SqrtOp::buildGradients(OpBuilder &b, ValueRange gradients) {
 Gradients ErfOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   Location loc = getLoc();
   Value x = getInput();
-  Value scale =
-      scalar(b, loc, getType().getElementType(), 1.1283791670955126);
+  Value scale = scalar(b, loc, getType().getElementType(), 1.1283791670955126);
   Value slope = MulOp::create(
       b, loc, scale,
-      ExpOp::create(b, loc, NegOp::create(b, loc, MulOp::create(b, loc, x, x))));
+      ExpOp::create(b, loc,
+                    NegOp::create(b, loc, MulOp::create(b, loc, x, x))));
   return SmallVector<Value>{MulOp::create(b, loc, gradients[0], slope)};
 }
 
@@ -155,8 +155,8 @@ Gradients CastOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   if (!isa<FloatType>(getInput().getType().getElementType()) ||
       !isa<FloatType>(getType().getElementType()))
     return SmallVector<Value>{Value()};
-  return SmallVector<Value>{CastOp::create(b, getLoc(), getInput().getType(),
-                                           gradients[0])};
+  return SmallVector<Value>{
+      CastOp::create(b, getLoc(), getInput().getType(), gradients[0])};
 }
 
 Gradients NegOp::buildGradients(OpBuilder &b, ValueRange gradients) {
@@ -266,8 +266,8 @@ Gradients AvgPool2dOp::buildGradients(OpBuilder &b, ValueRange gradients) {
 }
 
 Gradients SoftmaxOp::buildGradients(OpBuilder &b, ValueRange gradients) {
-  return SmallVector<Value>{SoftmaxGradOp::create(
-      b, getLoc(), getResult(), gradients[0], getAxis())};
+  return SmallVector<Value>{
+      SoftmaxGradOp::create(b, getLoc(), getResult(), gradients[0], getAxis())};
 }
 
 Gradients LayerNormOp::buildGradients(OpBuilder &b, ValueRange gradients) {
@@ -312,10 +312,10 @@ static bool dependsOnParameter(Value value) {
       continue;
     if (auto argument = dyn_cast<BlockArgument>(next)) {
       auto func = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
-      auto role = func ? func.getArgAttrOfType<StringAttr>(
-                             argument.getArgNumber(),
-                             ParcDialect::kRoleAttrName)
-                       : StringAttr();
+      auto role =
+          func ? func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                   ParcDialect::kRoleAttrName)
+               : StringAttr();
       if (role && role.getValue() == "param")
         return true;
       continue;
@@ -332,9 +332,9 @@ Gradients AttentionOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   if (getMask() && dependsOnParameter(getMask()))
     return emitOpError("has a mask computed from parameters; parc does not "
                        "differentiate attention's mask");
-  auto grad = AttentionGradOp::create(b, getLoc(), getQuery(), getKey(),
-                                      getValue(), gradients[0], getMask(),
-                                      getCausal(), getScale());
+  auto grad =
+      AttentionGradOp::create(b, getLoc(), getQuery(), getKey(), getValue(),
+                              gradients[0], getMask(), getCausal(), getScale());
   SmallVector<Value> operandGradients(grad.getResults());
   if (getMask())
     operandGradients.push_back(Value());
@@ -410,8 +410,8 @@ Gradients ReduceMeanOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   int64_t count = 1;
   for (int64_t axis : getAxes())
     count *= getInput().getType().getDimSize(axis);
-  Value spread = spreadOverAxes(b, getLoc(), gradients[0],
-                                getInput().getType(), getAxes());
+  Value spread = spreadOverAxes(b, getLoc(), gradients[0], getInput().getType(),
+                                getAxes());
   return SmallVector<Value>{MulOp::create(
       b, getLoc(), spread,
       scalar(b, getLoc(), getType().getElementType(), 1.0 / count))};
@@ -456,10 +456,9 @@ Gradients ConcatOp::buildGradients(OpBuilder &b, ValueRange gradients) {
 }
 
 Gradients SliceOp::buildGradients(OpBuilder &b, ValueRange gradients) {
-  return SmallVector<Value>{SliceGradOp::create(b, getLoc(),
-                                                getInput().getType(),
-                                                gradients[0], getOffsets(),
-                                                getStrides())};
+  return SmallVector<Value>{
+      SliceGradOp::create(b, getLoc(), getInput().getType(), gradients[0],
+                          getOffsets(), getStrides())};
 }
 
 Gradients ConstantOp::buildGradients(OpBuilder &, ValueRange) {

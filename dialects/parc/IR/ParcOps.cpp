@@ -80,8 +80,8 @@ broadcastShapes(std::optional<Location> loc, ArrayRef<int64_t> lhs,
 /// Checks `axis` against `rank`; negative axes are not accepted so that every
 /// axis in the IR has one spelling.
 template <typename OpT>
-LogicalResult checkAxis(std::optional<Location> loc, int64_t axis,
-                        int64_t rank, StringRef what) {
+LogicalResult checkAxis(std::optional<Location> loc, int64_t axis, int64_t rank,
+                        StringRef what) {
   if (axis < 0 || axis >= rank)
     return shapeError<OpT>(loc, "{0} {1} is out of range for rank {2}", what,
                            axis, rank);
@@ -112,8 +112,9 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
     return failure();
   for (auto [type, name] : {std::pair(*lhs, "lhs"), std::pair(*rhs, "rhs")})
     if (type.getRank() < 2)
-      return shapeError<MatmulOp>(loc, "operand '{0}' must have rank >= 2, got "
-                                       "rank {1}",
+      return shapeError<MatmulOp>(loc,
+                                  "operand '{0}' must have rank >= 2, got "
+                                  "rank {1}",
                                   name, type.getRank());
 
   ArrayRef<int64_t> lhsShape = lhs->getShape(), rhsShape = rhs->getShape();
@@ -157,8 +158,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
 
 int64_t MatmulOp::getFlopCount() {
   auto lhs = getLhs().getType();
-  int64_t k = lhs.getDimSize(getTransposeLhs() ? lhs.getRank() - 2
-                                               : lhs.getRank() - 1);
+  int64_t k =
+      lhs.getDimSize(getTransposeLhs() ? lhs.getRank() - 2 : lhs.getRank() - 1);
   int64_t contracted = 1;
   if (getContractBatch())
     for (int64_t size : lhs.getShape().drop_back(2))
@@ -181,8 +182,8 @@ inferBroadcastResult(std::optional<Location> loc, typename OpT::Adaptor adaptor,
   if (failed(lhs) || failed(rhs) ||
       failed(sameElementType<OpT>(loc, *lhs, "lhs", *rhs, "rhs")))
     return failure();
-  FailureOr<SmallVector<int64_t>> shape = broadcastShapes<OpT>(
-      loc, lhs->getShape(), "lhs", rhs->getShape(), "rhs");
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes<OpT>(loc, lhs->getShape(), "lhs", rhs->getShape(), "rhs");
   if (failed(shape))
     return failure();
   results.push_back(RankedTensorType::get(
@@ -191,9 +192,9 @@ inferBroadcastResult(std::optional<Location> loc, typename OpT::Adaptor adaptor,
 }
 
 #define PARC_BROADCAST_INFERENCE(OP)                                           \
-  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &results) {         \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &results) {                                        \
     return inferBroadcastResult<OP>(loc, adaptor, results);                    \
   }
 PARC_BROADCAST_INFERENCE(AddOp)
@@ -267,8 +268,7 @@ bool CastOp::sumsPartials() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult SoftmaxOp::verify() {
-  return checkAxis<SoftmaxOp>(getLoc(), getAxis(), getType().getRank(),
-                              "axis");
+  return checkAxis<SoftmaxOp>(getLoc(), getAxis(), getType().getRank(), "axis");
 }
 
 // max, subtract, exp, sum, divide.
@@ -278,8 +278,8 @@ int64_t SoftmaxOp::getFlopCount() { return 5 * numElements(getType()); }
 /// the input's last dimension.
 template <typename OpT>
 static LogicalResult checkFeatureVector(std::optional<Location> loc,
-                                        RankedTensorType input,
-                                        Value parameter, StringRef name) {
+                                        RankedTensorType input, Value parameter,
+                                        StringRef name) {
   FailureOr<RankedTensorType> type = tensorOperand<OpT>(loc, parameter, name);
   if (failed(type) ||
       failed(sameElementType<OpT>(loc, input, "input", *type, name)))
@@ -296,8 +296,8 @@ static LogicalResult checkFeatureVector(std::optional<Location> loc,
 }
 
 template <typename OpT>
-static FailureOr<RankedTensorType>
-normalizedInput(std::optional<Location> loc, Value input) {
+static FailureOr<RankedTensorType> normalizedInput(std::optional<Location> loc,
+                                                   Value input) {
   FailureOr<RankedTensorType> type = tensorOperand<OpT>(loc, input, "input");
   if (succeeded(type) && type->getRank() == 0)
     return shapeError<OpT>(loc, "operand 'input' must have rank >= 1");
@@ -541,16 +541,15 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   for (auto [index, value] : llvm::enumerate(inputs.drop_front())) {
     FailureOr<RankedTensorType> type =
         tensorOperand<ConcatOp>(loc, value, "inputs");
-    if (failed(type) ||
-        failed(sameElementType<ConcatOp>(loc, *first, "inputs[0]", *type,
-                                         "inputs[" +
-                                             std::to_string(index + 1) + "]")))
+    if (failed(type) || failed(sameElementType<ConcatOp>(
+                            loc, *first, "inputs[0]", *type,
+                            "inputs[" + std::to_string(index + 1) + "]")))
       return failure();
     if (type->getRank() != first->getRank())
-      return shapeError<ConcatOp>(loc, "inputs[{0}] has rank {1}, inputs[0] "
-                                       "has rank {2}",
-                                  index + 1, type->getRank(),
-                                  first->getRank());
+      return shapeError<ConcatOp>(loc,
+                                  "inputs[{0}] has rank {1}, inputs[0] "
+                                  "has rank {2}",
+                                  index + 1, type->getRank(), first->getRank());
     for (int64_t dim = 0; dim < first->getRank(); ++dim) {
       if (dim == axis)
         continue;
@@ -578,13 +577,13 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes(),
                     strides = adaptor.getStrides();
   int64_t rank = input->getRank();
-  for (auto [what, list] : {std::pair("offsets", offsets),
-                            std::pair("sizes", sizes),
-                            std::pair("strides", strides)})
+  for (auto [what, list] :
+       {std::pair("offsets", offsets), std::pair("sizes", sizes),
+        std::pair("strides", strides)})
     if (static_cast<int64_t>(list.size()) != rank)
-      return shapeError<SliceOp>(
-          loc, "{0} has {1} entries but 'input' has rank {2}", what,
-          list.size(), rank);
+      return shapeError<SliceOp>(loc,
+                                 "{0} has {1} entries but 'input' has rank {2}",
+                                 what, list.size(), rank);
   for (int64_t dim = 0; dim < rank; ++dim) {
     int64_t offset = offsets[dim], size = sizes[dim], stride = strides[dim];
     if (stride < 1 || size < 0 || offset < 0)
@@ -664,12 +663,16 @@ ReduceLogSumExpOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   return inferReduction<ReduceLogSumExpOp>(loc, adaptor, results);
 }
 
-int64_t ReduceMaxOp::getFlopCount() { return numElements(getInput().getType()); }
+int64_t ReduceMaxOp::getFlopCount() {
+  return numElements(getInput().getType());
+}
 // The maximum, then a shifted exponential and a sum per element.
 int64_t ReduceLogSumExpOp::getFlopCount() {
   return 4 * numElements(getInput().getType());
 }
-int64_t ReduceSumOp::getFlopCount() { return numElements(getInput().getType()); }
+int64_t ReduceSumOp::getFlopCount() {
+  return numElements(getInput().getType());
+}
 int64_t ReduceMeanOp::getFlopCount() {
   return numElements(getInput().getType());
 }
@@ -704,8 +707,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
           "operand '{0}' must be [batch, heads, seq, head_dim], got rank {1}",
           name, type.getRank());
   if (failed(sameElementType<AttentionOp>(loc, *query, "query", *key, "key")) ||
-      failed(sameElementType<AttentionOp>(loc, *query, "query", *value,
-                                          "value")))
+      failed(
+          sameElementType<AttentionOp>(loc, *query, "query", *value, "value")))
     return failure();
   // key and query share batch and head_dim; key and value share batch,
   // heads and the key sequence.
@@ -736,9 +739,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   if (adaptor.getMask()) {
     FailureOr<RankedTensorType> mask =
         tensorOperand<AttentionOp>(loc, adaptor.getMask(), "mask");
-    if (failed(mask) ||
-        failed(sameElementType<AttentionOp>(loc, *query, "query", *mask,
-                                            "mask")))
+    if (failed(mask) || failed(sameElementType<AttentionOp>(
+                            loc, *query, "query", *mask, "mask")))
       return failure();
     // [batch or 1, heads or 1, seq or 1, kv_seq].
     SmallVector<int64_t> scores = {query->getDimSize(0), heads,
@@ -751,9 +753,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
       int64_t size = mask->getDimSize(dim);
       if (size != scores[dim] && (size != 1 || dim == 3))
         return shapeError<AttentionOp>(
-            loc,
-            "'mask' dimension {0} has size {1}; the scores' is {2}{3}", dim,
-            size, scores[dim], dim == 3 ? "" : " (or 1 to broadcast)");
+            loc, "'mask' dimension {0} has size {1}; the scores' is {2}{3}",
+            dim, size, scores[dim], dim == 3 ? "" : " (or 1 to broadcast)");
     }
   }
   SmallVector<int64_t> shape(query->getShape());
@@ -807,8 +808,9 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> expected = logits->getShape().drop_back();
   if (labels->getRank() != static_cast<int64_t>(expected.size()))
     return shapeError<CrossEntropyOp>(
-        loc, "operand 'labels' must have rank {0} (that of 'logits' without "
-             "its class dimension), got rank {1}",
+        loc,
+        "operand 'labels' must have rank {0} (that of 'logits' without "
+        "its class dimension), got rank {1}",
         expected.size(), labels->getRank());
   for (auto [dim, size] : llvm::enumerate(expected))
     if (labels->getDimSize(dim) != size)

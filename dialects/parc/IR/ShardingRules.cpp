@@ -12,8 +12,7 @@ using namespace mlir::parc;
 
 /// One factor of `kind` per dimension of `shape`.
 static TensorFactors addFactorPerDim(ShardingRule &rule,
-                                     ArrayRef<int64_t> shape,
-                                     FactorKind kind) {
+                                     ArrayRef<int64_t> shape, FactorKind kind) {
   TensorFactors dims;
   for (int64_t size : shape)
     dims.push_back({rule.addFactor(size, kind)});
@@ -61,8 +60,8 @@ ShardingRule MatmulOp::getShardingRule() {
 
   int64_t k = getTransposeLhs() ? lhs.getShape().drop_back().back()
                                 : lhs.getShape().back();
-  int64_t m = rule.addFactor(resultShape.drop_back().back(),
-                             FactorKind::Parallel);
+  int64_t m =
+      rule.addFactor(resultShape.drop_back().back(), FactorKind::Parallel);
   int64_t n = rule.addFactor(resultShape.back(), FactorKind::Parallel);
   int64_t reduction = rule.addFactor(k, FactorKind::Reduction);
 
@@ -77,10 +76,10 @@ ShardingRule MatmulOp::getShardingRule() {
     dims.push_back({transposed ? rows : columns});
     return dims;
   };
-  full.addOperand(matrix(rule.getOperands()[0], m, reduction,
-                         getTransposeLhs()));
-  full.addOperand(matrix(rule.getOperands()[1], reduction, n,
-                         getTransposeRhs()));
+  full.addOperand(
+      matrix(rule.getOperands()[0], m, reduction, getTransposeLhs()));
+  full.addOperand(
+      matrix(rule.getOperands()[1], reduction, n, getTransposeRhs()));
   TensorFactors result = rule.getResults()[0];
   result.push_back({m});
   result.push_back({n});
@@ -249,8 +248,8 @@ ShardingRule BatchNormOp::getShardingRule() {
 ShardingRule EmbeddingOp::getShardingRule() {
   ShardingRule rule;
   ArrayRef<int64_t> tableShape = getTable().getType().getShape();
-  TensorFactors ids =
-      addFactorPerDim(rule, getIds().getType().getShape(), FactorKind::Parallel);
+  TensorFactors ids = addFactorPerDim(rule, getIds().getType().getShape(),
+                                      FactorKind::Parallel);
   int64_t vocab = rule.addFactor(tableShape[0], FactorKind::Reduction,
                                  /*needsLocalRewrite=*/true);
   int64_t features = rule.addFactor(tableShape[1], FactorKind::Parallel);
@@ -413,10 +412,10 @@ ShardingRule ConcatOp::getShardingRule() {
   int64_t axis = getAxis();
   TensorFactors shared;
   for (auto [dim, size] : llvm::enumerate(shape))
-    shared.push_back(static_cast<int64_t>(dim) == axis
-                         ? DimFactors()
-                         : DimFactors{rule.addFactor(size,
-                                                     FactorKind::Parallel)});
+    shared.push_back(
+        static_cast<int64_t>(dim) == axis
+            ? DimFactors()
+            : DimFactors{rule.addFactor(size, FactorKind::Parallel)});
   // The joined axis is a different index space in every tensor.
   auto withAxis = [&](int64_t size) {
     TensorFactors dims = shared;
@@ -468,11 +467,9 @@ struct AttentionFactors {
   TensorFactors query, key, value, output, mask;
 };
 
-static AttentionFactors addAttentionFactors(ShardingRule &rule,
-                                            ArrayRef<int64_t> q,
-                                            ArrayRef<int64_t> k,
-                                            ArrayRef<int64_t> v,
-                                            Value maskValue) {
+static AttentionFactors
+addAttentionFactors(ShardingRule &rule, ArrayRef<int64_t> q,
+                    ArrayRef<int64_t> k, ArrayRef<int64_t> v, Value maskValue) {
   int64_t batch = rule.addFactor(q[0], FactorKind::Parallel);
   int64_t kvHeads = rule.addFactor(k[1], FactorKind::Parallel);
   DimFactors heads = {kvHeads};
@@ -546,8 +543,8 @@ ShardingRule SliceGradOp::getShardingRule() {
   ArrayRef<int64_t> out = getType().getShape();
   TensorFactors inDims, outDims;
   for (auto [dim, size] : llvm::enumerate(out)) {
-    bool whole = getOffsets()[dim] == 0 && getStrides()[dim] == 1 &&
-                 in[dim] == size;
+    bool whole =
+        getOffsets()[dim] == 0 && getStrides()[dim] == 1 && in[dim] == size;
     if (whole) {
       int64_t factor = rule.addFactor(size, FactorKind::Parallel);
       inDims.push_back({factor});
