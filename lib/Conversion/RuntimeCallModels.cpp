@@ -53,6 +53,7 @@ static LogicalResult appendAttributes(MatmulOp op, ArrayRef<StringRef>,
                                       Ints &ints, Floats &) {
   ints.append(
       {op.getTransposeLhs(), op.getTransposeRhs(), op.getContractBatch()});
+  llvm::append_range(ints, op.getMatrixDims());
   return success();
 }
 

@@ -10,20 +10,30 @@ using namespace mlir::parc;
 using namespace mlir::parc::interp;
 
 namespace {
+int64_t product(ArrayRef<int64_t> sizes) {
+  int64_t result = 1;
+  for (int64_t size : sizes)
+    result *= size;
+  return result;
+}
+
 /// Addresses element (row, column) of one matrix in a batch of matrices,
 /// optionally transposed, with the batch dimensions broadcast to `batch`.
+/// The tensor's matrix groups (matrix_dims) count as one dimension each.
 struct MatrixView {
-  MatrixView(const Tensor &tensor, bool transposed, ArrayRef<int64_t> batch)
-      : tensor(tensor), transposed(transposed) {
-    int64_t rank = tensor.getRank();
-    SmallVector<int64_t> strides = tensor.getStrides();
-    rowStride = strides[rank - 2];
-    columnStride = strides[rank - 1];
+  MatrixView(const Tensor &tensor, MatmulOp::OperandGroups groups,
+             bool transposed, ArrayRef<int64_t> batch)
+      : values(tensor.values) {
+    // Stored as [batch..., outer group, inner group]: a row spans the inner.
+    int64_t inner = std::max(groups.firstStart, groups.secondStart);
+    rowStride = product(ArrayRef<int64_t>(tensor.shape).drop_front(inner));
+    columnStride = 1;
     if (transposed)
       std::swap(rowStride, columnStride);
-    int64_t offset = batch.size() - (rank - 2);
+    SmallVector<int64_t> strides = tensor.getStrides();
+    int64_t offset = batch.size() - groups.batchRank;
     batchStrides.assign(batch.size(), 0);
-    for (int64_t dim = 0; dim < rank - 2; ++dim)
+    for (int64_t dim = 0; dim < groups.batchRank; ++dim)
       if (tensor.shape[dim] != 1)
         batchStrides[offset + dim] = strides[dim];
   }
@@ -36,11 +46,10 @@ struct MatrixView {
   }
 
   double get(int64_t base, int64_t row, int64_t column) const {
-    return tensor.values[base + row * rowStride + column * columnStride];
+    return values[base + row * rowStride + column * columnStride];
   }
 
-  const Tensor &tensor;
-  bool transposed;
+  ArrayRef<double> values;
   int64_t rowStride, columnStride;
   SmallVector<int64_t> batchStrides;
 };
@@ -51,17 +60,24 @@ static LogicalResult matmulKernel(MatmulOp op,
                                   MutableArrayRef<Tensor> results) {
   Tensor &result = results[0];
   const Tensor &lhsTensor = *operands[0];
-  int64_t rank = result.getRank();
+  MatmulOp::MatrixGroups groups = op.getMatrixGroups();
+  MatmulOp::OperandGroups lhsGroups = op.getLhsGroups();
   // Under contract_batch every batch's product adds into one matrix.
   bool contract = op.getContractBatch();
   ArrayRef<int64_t> batch =
-      ArrayRef<int64_t>(contract ? lhsTensor.shape : result.shape).drop_back(2);
-  int64_t rows = result.shape[rank - 2], columns = result.shape[rank - 1];
-  MatrixView lhs(lhsTensor, op.getTransposeLhs(), batch);
-  MatrixView rhs(*operands[1], op.getTransposeRhs(), batch);
-  int64_t depth = op.getTransposeLhs()
-                      ? lhsTensor.shape[lhsTensor.getRank() - 2]
-                      : lhsTensor.shape.back();
+      contract
+          ? ArrayRef<int64_t>(lhsTensor.shape).take_front(lhsGroups.batchRank)
+          : ArrayRef<int64_t>(result.shape)
+                .drop_back(groups.rows + groups.columns);
+  ArrayRef<int64_t> matrix =
+      ArrayRef<int64_t>(result.shape).take_back(groups.rows + groups.columns);
+  int64_t rows = product(matrix.take_front(groups.rows)),
+          columns = product(matrix.take_back(groups.columns));
+  MatrixView lhs(lhsTensor, lhsGroups, op.getTransposeLhs(), batch);
+  MatrixView rhs(*operands[1], op.getRhsGroups(), op.getTransposeRhs(), batch);
+  int64_t depth =
+      product(ArrayRef<int64_t>(lhsTensor.shape)
+                  .slice(lhsGroups.secondStart, groups.contracting));
   int64_t matrixSize = rows * columns;
   std::fill(result.values.begin(), result.values.end(), 0.0);
   forEachIndex(batch, [&](ArrayRef<int64_t> batchIndex, int64_t batchLinear) {

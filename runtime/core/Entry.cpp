@@ -12,6 +12,7 @@
 
 #include "core/Context.h"
 #include "core/Fatal.h"
+#include "core/Matrices.h"
 
 #include <algorithm>
 #include <iterator>

@@ -55,12 +55,12 @@ extern "C" const char parc_program_json[] =
     R"(,4],"sharding":)" X_SHARDING R"(,"partial":[],"offset":2688}]})";
 
 extern "C" void parc_program_step(parcrt_context *ctx) {
-  static const int64_t noFlags[] = {0, 0, 0};
+  static const int64_t plainMatmul[] = {0, 0, 0, 1, 1, 1};
   parcrt_matmul(
       ctx,
       tensors({{xAt, {rows, 8}}, {w1At, {8, hidden}}, {hAt, {rows, hidden}}})
           .data(),
-      noFlags, nullptr);
+      plainMatmul, nullptr);
   parcrt_relu(ctx,
               tensors({{hAt, {rows, hidden}}, {rAt, {rows, hidden}}}).data(),
               nullptr, nullptr);
@@ -68,7 +68,7 @@ extern "C" void parc_program_step(parcrt_context *ctx) {
       ctx,
       tensors({{rAt, {rows, hidden}}, {w2At, {hidden, 4}}, {pAt, {rows, 4}}})
           .data(),
-      noFlags, nullptr);
+      plainMatmul, nullptr);
 #if PARC_MLP_SHARDED
   static const int64_t sumOverTp[] = {1, 1, 0};
   parcrt_all_reduce(ctx, tensors({{pAt, {rows, 4}}, {yAt, {rows, 4}}}).data(),

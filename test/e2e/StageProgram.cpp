@@ -39,12 +39,12 @@ extern "C" const char parc_program_json[] = PARC_HEADER
     R"("checkpoint_shape":[128]}],"results":[)" PARC_Y "]}";
 
 extern "C" void parc_program_step(parcrt_context *ctx) {
-  static const int64_t noFlags[] = {0, 0, 0};
+  static const int64_t plainMatmul[] = {0, 0, 0, 1, 1, 1};
   parcrt_matmul(
       ctx,
       tensors({{xAt, {rows, 8}}, {w1At, {8, hidden}}, {hAt, {rows, hidden}}})
           .data(),
-      noFlags, nullptr);
+      plainMatmul, nullptr);
   parcrt_relu(ctx,
               tensors({{hAt, {rows, hidden}}, {rAt, {rows, hidden}}}).data(),
               nullptr, nullptr);
@@ -66,12 +66,12 @@ extern "C" void parc_program_step(parcrt_context *ctx) {
   static const int64_t fromStage0[] = {hiddenChannel, 1, 0, 0};
   parcrt_recv(ctx, tensors({{rAt, {rows, hidden}}}).data(), fromStage0,
               nullptr);
-  static const int64_t noFlags[] = {0, 0, 0};
+  static const int64_t plainMatmul[] = {0, 0, 0, 1, 1, 1};
   parcrt_matmul(
       ctx,
       tensors({{rAt, {rows, hidden}}, {w2At, {hidden, 4}}, {yAt, {rows, 4}}})
           .data(),
-      noFlags, nullptr);
+      plainMatmul, nullptr);
   static const int64_t toStage0[] = {yChannel, 1, 0, 0};
   parcrt_send(ctx, tensors({{yAt, {rows, 4}}}).data(), toStage0, nullptr);
   static const int64_t allAxes[] = {2, 0, 1, 0};

@@ -222,20 +222,33 @@ Gradients GeluOp::buildGradients(OpBuilder &b, ValueRange gradients) {
 Gradients MatmulOp::buildGradients(OpBuilder &b, ValueRange gradients) {
   Value g = gradients[0], lhs = getLhs(), rhs = getRhs();
   bool tl = getTransposeLhs(), tr = getTransposeRhs();
-  auto sharedByBatch = [&](Value operand, Value other) {
-    return !getContractBatch() && tensorType(operand).getRank() == 2 &&
-           tensorType(other).getShape().drop_back(2) ==
-               getType().getShape().drop_back(2) &&
-           getType().getRank() > 2;
+  MatrixGroups groups = getMatrixGroups();
+  int64_t rows = groups.rows, contracting = groups.contracting,
+          columns = groups.columns;
+  ArrayRef<int64_t> resultBatch =
+      getType().getShape().drop_back(rows + columns);
+  auto sharedByBatch = [&](bool lhsShared) {
+    OperandGroups own = lhsShared ? getLhsGroups() : getRhsGroups();
+    OperandGroups other = lhsShared ? getRhsGroups() : getLhsGroups();
+    Value otherValue = lhsShared ? rhs : lhs;
+    return !getContractBatch() && !resultBatch.empty() && own.batchRank == 0 &&
+           tensorType(otherValue).getShape().take_front(other.batchRank) ==
+               resultBatch;
   };
-  bool contractLhs = sharedByBatch(lhs, rhs),
-       contractRhs = sharedByBatch(rhs, lhs);
+  bool contractLhs = sharedByBatch(true), contractRhs = sharedByBatch(false);
+  auto matmul = [&](Value x, Value y, bool tx, bool ty, bool contract,
+                    ArrayRef<int64_t> dims) -> Value {
+    return MatmulOp::create(b, getLoc(), x, y, tx, ty, contract, dims);
+  };
+  // dlhs = g rhs^T and drhs = lhs^T g, each laid out as its operand.
   Value lhsGrad =
-      tl ? MatmulOp::create(b, getLoc(), rhs, g, tr, true, contractLhs)
-         : MatmulOp::create(b, getLoc(), g, rhs, false, !tr, contractLhs);
+      tl ? matmul(rhs, g, tr, true, contractLhs, {contracting, columns, rows})
+         : matmul(g, rhs, false, !tr, contractLhs,
+                  {rows, columns, contracting});
   Value rhsGrad =
-      tr ? MatmulOp::create(b, getLoc(), g, lhs, true, tl, contractRhs)
-         : MatmulOp::create(b, getLoc(), lhs, g, !tl, false, contractRhs);
+      tr ? matmul(g, lhs, true, tl, contractRhs, {columns, rows, contracting})
+         : matmul(lhs, g, !tl, false, contractRhs,
+                  {contracting, rows, columns});
   return SmallVector<Value>{sumToShape(b, getLoc(), lhsGrad, tensorType(lhs)),
                             sumToShape(b, getLoc(), rhsGrad, tensorType(rhs))};
 }

@@ -110,61 +110,76 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
     return failure();
   if (failed(sameElementType<MatmulOp>(loc, *lhs, "lhs", *rhs, "rhs")))
     return failure();
-  for (auto [type, name] : {std::pair(*lhs, "lhs"), std::pair(*rhs, "rhs")})
-    if (type.getRank() < 2)
-      return shapeError<MatmulOp>(loc,
-                                  "operand '{0}' must have rank >= 2, got "
-                                  "rank {1}",
-                                  name, type.getRank());
-
-  ArrayRef<int64_t> lhsShape = lhs->getShape(), rhsShape = rhs->getShape();
-  int64_t lhsRank = lhsShape.size(), rhsRank = rhsShape.size();
-  // Position of each operand's rows and contracting dimension.
-  int64_t mDim = adaptor.getTransposeLhs() ? lhsRank - 1 : lhsRank - 2;
-  int64_t lhsKDim = adaptor.getTransposeLhs() ? lhsRank - 2 : lhsRank - 1;
-  int64_t rhsKDim = adaptor.getTransposeRhs() ? rhsRank - 1 : rhsRank - 2;
-  int64_t nDim = adaptor.getTransposeRhs() ? rhsRank - 2 : rhsRank - 1;
-  if (lhsShape[lhsKDim] != rhsShape[rhsKDim])
+  ArrayRef<int64_t> dims = adaptor.getMatrixDims();
+  if (dims.size() != 3 || llvm::any_of(dims, [](int64_t n) { return n < 1; }))
     return shapeError<MatmulOp>(
         loc,
-        "contracting dimensions differ: 'lhs' dimension {0} has size {1} but "
-        "'rhs' dimension {2} has size {3}",
-        lhsKDim, lhsShape[lhsKDim], rhsKDim, rhsShape[rhsKDim]);
+        "matrix_dims must be three counts >= 1 (rows, contracting, "
+        "columns), got [{0:$[, ]}]",
+        llvm::make_range(dims.begin(), dims.end()));
+  int64_t rows = dims[0], contracting = dims[1], columns = dims[2];
+  for (auto [type, name, needed] :
+       {std::tuple(*lhs, "lhs", rows + contracting),
+        std::tuple(*rhs, "rhs", contracting + columns)})
+    if (type.getRank() < needed)
+      return shapeError<MatmulOp>(loc,
+                                  "operand '{0}' must have rank >= {1}, "
+                                  "got rank {2}",
+                                  name, needed, type.getRank());
 
+  ArrayRef<int64_t> lhsShape = lhs->getShape(), rhsShape = rhs->getShape();
+  OperandGroups lhsGroups = getOperandGroups(lhsShape.size(), rows, contracting,
+                                             adaptor.getTransposeLhs());
+  OperandGroups rhsGroups = getOperandGroups(
+      rhsShape.size(), contracting, columns, adaptor.getTransposeRhs());
+  for (int64_t i = 0; i < contracting; ++i) {
+    int64_t lhsDim = lhsGroups.secondStart + i,
+            rhsDim = rhsGroups.firstStart + i;
+    if (lhsShape[lhsDim] != rhsShape[rhsDim])
+      return shapeError<MatmulOp>(
+          loc,
+          "contracting dimensions differ: 'lhs' dimension {0} has size {1} "
+          "but 'rhs' dimension {2} has size {3}",
+          lhsDim, lhsShape[lhsDim], rhsDim, rhsShape[rhsDim]);
+  }
+  ArrayRef<int64_t> lhsBatch = lhsShape.take_front(lhsGroups.batchRank),
+                    rhsBatch = rhsShape.take_front(rhsGroups.batchRank);
+  SmallVector<int64_t> shape;
   if (adaptor.getContractBatch()) {
-    if (lhsRank < 3 || lhsShape.drop_back(2) != rhsShape.drop_back(2)) {
+    if (lhsBatch.empty() || lhsBatch != rhsBatch) {
       std::string lhsType, rhsType;
       llvm::raw_string_ostream(lhsType) << *lhs;
       llvm::raw_string_ostream(rhsType) << *rhs;
       return shapeError<MatmulOp>(
           loc,
           "contract_batch needs operands with the same batch dimensions "
-          "(rank >= 3), got {0} and {1}",
+          "(at least one), got {0} and {1}",
           lhsType, rhsType);
     }
-    results.push_back(RankedTensorType::get({lhsShape[mDim], rhsShape[nDim]},
-                                            lhs->getElementType()));
-    return success();
+  } else {
+    FailureOr<SmallVector<int64_t>> batch =
+        broadcastShapes<MatmulOp>(loc, lhsBatch, "lhs", rhsBatch, "rhs");
+    if (failed(batch))
+      return failure();
+    shape = std::move(*batch);
   }
-  FailureOr<SmallVector<int64_t>> shape = broadcastShapes<MatmulOp>(
-      loc, lhsShape.drop_back(2), "lhs", rhsShape.drop_back(2), "rhs");
-  if (failed(shape))
-    return failure();
-  shape->push_back(lhsShape[mDim]);
-  shape->push_back(rhsShape[nDim]);
-  results.push_back(RankedTensorType::get(*shape, lhs->getElementType()));
+  llvm::append_range(shape, lhsShape.slice(lhsGroups.firstStart, rows));
+  llvm::append_range(shape, rhsShape.slice(rhsGroups.secondStart, columns));
+  results.push_back(RankedTensorType::get(shape, lhs->getElementType()));
   return success();
 }
 
 int64_t MatmulOp::getFlopCount() {
-  auto lhs = getLhs().getType();
-  int64_t k =
-      lhs.getDimSize(getTransposeLhs() ? lhs.getRank() - 2 : lhs.getRank() - 1);
-  int64_t contracted = 1;
+  ArrayRef<int64_t> lhs = getLhs().getType().getShape();
+  OperandGroups groups = getLhsGroups();
+  int64_t products = 1;
+  for (int64_t size :
+       lhs.slice(groups.secondStart, getMatrixGroups().contracting))
+    products *= size;
   if (getContractBatch())
-    for (int64_t size : lhs.getShape().drop_back(2))
-      contracted *= size;
-  return 2 * k * contracted * numElements(getType());
+    for (int64_t size : lhs.take_front(groups.batchRank))
+      products *= size;
+  return 2 * products * numElements(getType());
 }
 
 //===----------------------------------------------------------------------===//

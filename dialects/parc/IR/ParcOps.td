@@ -46,21 +46,65 @@ def Parc_MatmulOp : Parc_ShapedOp<"matmul"> {
     under a batched activation is one such product (one GEMM over batch
     and rows together where the layout allows, no [batch, m, n] partials).
 
+    `matrix_dims = [rows, contracting, columns]` lets m, k and n each span
+    several dimensions (one each by default), which the product treats as
+    one, row-major: a [b, s, h] activation times a [h, 3, heads, d] weight
+    with `matrix_dims [1, 1, 3]` is [b, s, 3, heads, d], one GEMM of
+    [b s, h] x [h, 3 heads d] whose heads may still be split over ranks.
+    A transpose swaps the operand's two groups.
+
     ```mlir
     %y = parc.matmul %x, %w transpose_rhs
         : tensor<2x8x16xf32>, tensor<32x16xf32> -> tensor<2x8x32xf32>
     %dw = parc.matmul %x, %dy transpose_lhs contract_batch
         : tensor<2x8x16xf32>, tensor<2x8x32xf32> -> tensor<16x32xf32>
+    %qkv = parc.matmul %x, %wqkv matrix_dims [1, 1, 3]
+        : tensor<2x8x16xf32>, tensor<16x3x4x4xf32> -> tensor<2x8x3x4x4xf32>
     ```
   }];
   let arguments = (ins Parc_FloatTensor:$lhs, Parc_FloatTensor:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
-                       UnitAttr:$contract_batch);
+                       UnitAttr:$contract_batch,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr,
+                                                 "{1, 1, 1}">:$matrix_dims);
   let results = (outs Parc_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
-    (`contract_batch` $contract_batch^)?
+    (`contract_batch` $contract_batch^)? (`matrix_dims` $matrix_dims^)?
     attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// How many dimensions m, k and n span.
+    struct MatrixGroups {
+      int64_t rows, contracting, columns;
+    };
+    MatrixGroups getMatrixGroups() {
+      ArrayRef<int64_t> dims = getMatrixDims();
+      return {dims[0], dims[1], dims[2]};
+    }
+    /// Where an operand's dimensions lie: its batch dimensions come first,
+    /// then the group `first` (m of lhs, k of rhs) and the group `second`
+    /// (k of lhs, n of rhs), in the other order when transposed.
+    struct OperandGroups {
+      int64_t batchRank, firstStart, secondStart;
+    };
+    static OperandGroups getOperandGroups(int64_t rank, int64_t first,
+                                          int64_t second, bool transposed) {
+      int64_t batch = rank - first - second;
+      return transposed ? OperandGroups{batch, batch + second, batch}
+                        : OperandGroups{batch, batch, batch + first};
+    }
+    OperandGroups getLhsGroups() {
+      MatrixGroups groups = getMatrixGroups();
+      return getOperandGroups(getLhs().getType().getRank(), groups.rows,
+                              groups.contracting, getTransposeLhs());
+    }
+    OperandGroups getRhsGroups() {
+      MatrixGroups groups = getMatrixGroups();
+      return getOperandGroups(getRhs().getType().getRank(),
+                              groups.contracting, groups.columns,
+                              getTransposeRhs());
+    }
   }];
 }
 

@@ -19,72 +19,62 @@ static TensorFactors addFactorPerDim(ShardingRule &rule,
   return dims;
 }
 
-// Summed over like k: a split batch leaves partial sums (the data-parallel
-// all-reduce of a weight's gradient).
-static ShardingRule contractedBatchRule(MatmulOp op) {
-  RankedTensorType lhs = op.getLhs().getType();
-  bool transposeLhs = op.getTransposeLhs();
-  ShardingRule rule;
-  TensorFactors batch =
-      addFactorPerDim(rule, lhs.getShape().drop_back(2), FactorKind::Reduction);
-  int64_t m = rule.addFactor(op.getType().getDimSize(0), FactorKind::Parallel);
-  int64_t n = rule.addFactor(op.getType().getDimSize(1), FactorKind::Parallel);
-  int64_t k = rule.addFactor(transposeLhs ? lhs.getShape().drop_back().back()
-                                          : lhs.getShape().back(),
-                             FactorKind::Reduction);
-  auto matrix = [&](int64_t rows, int64_t columns, bool transposed) {
-    TensorFactors dims = batch;
-    dims.push_back({transposed ? columns : rows});
-    dims.push_back({transposed ? rows : columns});
+/// The rule of a matmul once its result's batch dimensions have theirs:
+/// one factor per dimension of m, n (parallel) and k (summed), which each
+/// operand holds after its batch dimensions in its groups' order.
+static ShardingRule matrixRule(MatmulOp op, ShardingRule rule,
+                               TensorFactors lhsBatch, TensorFactors rhsBatch,
+                               TensorFactors resultBatch) {
+  ArrayRef<int64_t> lhs = op.getLhs().getType().getShape(),
+                    result = op.getType().getShape();
+  MatmulOp::MatrixGroups groups = op.getMatrixGroups();
+  int64_t resultBatchRank = result.size() - groups.rows - groups.columns;
+  TensorFactors m = addFactorPerDim(
+      rule, result.slice(resultBatchRank, groups.rows), FactorKind::Parallel);
+  TensorFactors n = addFactorPerDim(rule, result.take_back(groups.columns),
+                                    FactorKind::Parallel);
+  TensorFactors k = addFactorPerDim(
+      rule, lhs.slice(op.getLhsGroups().secondStart, groups.contracting),
+      FactorKind::Reduction);
+  auto operand = [](TensorFactors dims, const TensorFactors &first,
+                    const TensorFactors &second, bool transposed) {
+    llvm::append_range(dims, transposed ? second : first);
+    llvm::append_range(dims, transposed ? first : second);
     return dims;
   };
-  rule.addOperand(matrix(m, k, transposeLhs));
-  rule.addOperand(matrix(k, n, op.getTransposeRhs()));
-  rule.addResult({{m}, {n}});
+  rule.addOperand(operand(std::move(lhsBatch), m, k, op.getTransposeLhs()));
+  rule.addOperand(operand(std::move(rhsBatch), k, n, op.getTransposeRhs()));
+  rule.addResult(operand(std::move(resultBatch), m, n, false));
   return rule;
 }
 
 ShardingRule MatmulOp::getShardingRule() {
-  ArrayRef<int64_t> resultShape = getType().getShape();
-  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
-  if (getContractBatch())
-    return contractedBatchRule(*this);
-  ArrayRef<int64_t> batch = resultShape.drop_back(2);
-
+  ArrayRef<int64_t> lhs = getLhs().getType().getShape(),
+                    rhs = getRhs().getType().getShape();
+  ArrayRef<int64_t> lhsBatch = lhs.take_front(getLhsGroups().batchRank),
+                    rhsBatch = rhs.take_front(getRhsGroups().batchRank);
+  // Summed over like k: a split batch leaves partial sums (the
+  // data-parallel all-reduce of a weight's gradient).
+  if (getContractBatch()) {
+    ShardingRule rule;
+    TensorFactors batch =
+        addFactorPerDim(rule, lhsBatch, FactorKind::Reduction);
+    return matrixRule(*this, std::move(rule), batch, batch, {});
+  }
   // Batch dimensions broadcast like a pointwise op's.
+  MatrixGroups groups = getMatrixGroups();
+  ArrayRef<int64_t> batch =
+      getType().getShape().drop_back(groups.rows + groups.columns);
   ShardingRuleBuilder builder(batch);
-  builder.addBroadcastTensor(lhs.getShape().drop_back(2), /*isResult=*/false);
-  builder.addBroadcastTensor(rhs.getShape().drop_back(2), /*isResult=*/false);
+  builder.addBroadcastTensor(lhsBatch, /*isResult=*/false);
+  builder.addBroadcastTensor(rhsBatch, /*isResult=*/false);
   builder.addBroadcastTensor(batch, /*isResult=*/true);
-  ShardingRule rule = builder.build();
-
-  int64_t k = getTransposeLhs() ? lhs.getShape().drop_back().back()
-                                : lhs.getShape().back();
-  int64_t m =
-      rule.addFactor(resultShape.drop_back().back(), FactorKind::Parallel);
-  int64_t n = rule.addFactor(resultShape.back(), FactorKind::Parallel);
-  int64_t reduction = rule.addFactor(k, FactorKind::Reduction);
-
-  // addBroadcastTensor filled the operands' batch dimensions; append theirs.
-  ShardingRule full;
-  for (const Factor &factor : rule.getFactors())
-    full.addFactor(factor.size, factor.kind, factor.needsLocalRewrite);
-  auto matrix = [](const TensorFactors &batchDims, int64_t rows,
-                   int64_t columns, bool transposed) {
-    TensorFactors dims = batchDims;
-    dims.push_back({transposed ? columns : rows});
-    dims.push_back({transposed ? rows : columns});
-    return dims;
-  };
-  full.addOperand(
-      matrix(rule.getOperands()[0], m, reduction, getTransposeLhs()));
-  full.addOperand(
-      matrix(rule.getOperands()[1], reduction, n, getTransposeRhs()));
-  TensorFactors result = rule.getResults()[0];
-  result.push_back({m});
-  result.push_back({n});
-  full.addResult(result);
-  return full;
+  ShardingRule broadcast = builder.build();
+  ShardingRule rule;
+  for (const Factor &factor : broadcast.getFactors())
+    rule.addFactor(factor.size, factor.kind, factor.needsLocalRewrite);
+  return matrixRule(*this, std::move(rule), broadcast.getOperands()[0],
+                    broadcast.getOperands()[1], broadcast.getResults()[0]);
 }
 
 /// The rule of a convolution pass that computes tensor `result` of (input,

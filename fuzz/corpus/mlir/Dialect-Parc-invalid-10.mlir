@@ -1,7 +1,6 @@
 
-func.func @mul_result(%a: tensor<3xf32>, %b: tensor<1xf32>) {
-  // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.mul' op inferred type(s) 'tensor<3xf32>' are incompatible with return type(s) of operation 'tensor<1xf32>'}}
-  %0 = parc.mul %a, %b : tensor<3xf32>, tensor<1xf32> -> tensor<1xf32>
+func.func @matmul_integers(%a: tensor<2x3xi32>, %b: tensor<3x5xi32>) {
+  // expected-error @+1 {{'parc.matmul' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = parc.matmul %a, %b : tensor<2x3xi32>, tensor<3x5xi32> -> tensor<2x5xi32>
   return
 }

@@ -1,6 +1,7 @@
 
-func.func @unary_integer(%a: tensor<3xi32>) {
-  // expected-error @+1 {{'parc.relu' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
-  %0 = parc.relu %a : tensor<3xi32>
+func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.add' op cannot broadcast 'lhs' dimension 1 (size 3) against 'rhs' dimension 0 (size 4)}}
+  %0 = parc.add %a, %b : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
   return
 }

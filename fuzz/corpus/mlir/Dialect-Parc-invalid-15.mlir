@@ -1,6 +1,6 @@
 
-func.func @tanh_unranked(%a: tensor<*xf32>) {
-  // expected-error @+1 {{invalid kind of type specified: expected builtin.tensor, but found 'tensor<*xf32>'}}
-  %0 = parc.tanh %a : tensor<*xf32>
+func.func @div_integers(%a: tensor<3xi64>, %b: tensor<3xi64>) {
+  // expected-error @+1 {{'parc.div' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = parc.div %a, %b : tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
   return
 }

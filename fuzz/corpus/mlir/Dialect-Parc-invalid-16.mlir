@@ -1,6 +1,6 @@
 
-func.func @sigmoid_scalar(%a: f32) {
-  // expected-error @+1 {{invalid kind of type specified: expected builtin.tensor, but found 'f32'}}
-  %0 = parc.sigmoid %a : f32
+func.func @unary_integer(%a: tensor<3xi32>) {
+  // expected-error @+1 {{'parc.relu' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = parc.relu %a : tensor<3xi32>
   return
 }

@@ -1,6 +1,6 @@
 
-func.func @softmax_axis(%a: tensor<2x3xf32>) {
-  // expected-error @+1 {{'parc.softmax' op axis 2 is out of range for rank 2}}
-  %0 = parc.softmax %a axis = 2 : tensor<2x3xf32>
+func.func @tanh_unranked(%a: tensor<*xf32>) {
+  // expected-error @+1 {{invalid kind of type specified: expected builtin.tensor, but found 'tensor<*xf32>'}}
+  %0 = parc.tanh %a : tensor<*xf32>
   return
 }

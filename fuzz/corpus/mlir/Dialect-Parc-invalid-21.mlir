@@ -1,6 +1,6 @@
 
-func.func @layer_norm_beta_type(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf16>) {
-  // expected-error @+1 {{'parc.layer_norm' op element type of 'input' (f32) differs from 'beta' (f16)}}
-  %0 = parc.layer_norm %x, %g, %b eps = 1.0e-5 : tensor<2x8xf32>, tensor<8xf32>, tensor<8xf16>
+func.func @silu_integer(%a: tensor<2xi64>) {
+  // expected-error @+1 {{'parc.silu' op operand #0 must be statically shaped tensor}}
+  %0 = parc.silu %a : tensor<2xi64>
   return
 }

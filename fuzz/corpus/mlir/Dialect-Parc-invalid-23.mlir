@@ -1,6 +1,6 @@
 
-func.func @rms_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) {
-  // expected-error @+1 {{'parc.rms_norm' op operand 'input' must have rank >= 1}}
-  %0 = parc.rms_norm %x, %g eps = 1.0e-6 : tensor<f32>, tensor<1xf32>
+func.func @softmax_axis(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'parc.softmax' op axis 2 is out of range for rank 2}}
+  %0 = parc.softmax %a axis = 2 : tensor<2x3xf32>
   return
 }

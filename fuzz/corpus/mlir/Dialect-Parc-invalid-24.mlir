@@ -1,7 +1,6 @@
 
-func.func @embedding_table(%t: tensor<10xf32>, %ids: tensor<4xi64>) {
-  // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.embedding' op operand 'table' must be [vocab, dim] (rank 2), got rank 1}}
-  %0 = parc.embedding %t, %ids : tensor<10xf32>, tensor<4xi64> -> tensor<4xf32>
+func.func @layer_norm_gamma(%x: tensor<2x8xf32>, %g: tensor<4xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'parc.layer_norm' op operand 'gamma' must have shape [8] (the last dimension of 'input'), got rank 1 with dimension 0 of size 4}}
+  %0 = parc.layer_norm %x, %g, %b eps = 1.0e-5 : tensor<2x8xf32>, tensor<4xf32>, tensor<8xf32>
   return
 }

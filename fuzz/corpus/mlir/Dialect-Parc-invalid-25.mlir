@@ -1,6 +1,6 @@
 
-func.func @embedding_float_ids(%t: tensor<10x4xf32>, %ids: tensor<4xf32>) {
-  // expected-error @+1 {{'parc.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
-  %0 = parc.embedding %t, %ids : tensor<10x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
+func.func @layer_norm_beta_type(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf16>) {
+  // expected-error @+1 {{'parc.layer_norm' op element type of 'input' (f32) differs from 'beta' (f16)}}
+  %0 = parc.layer_norm %x, %g, %b eps = 1.0e-5 : tensor<2x8xf32>, tensor<8xf32>, tensor<8xf16>
   return
 }

@@ -1,6 +1,6 @@
 
-func.func @reshape_type(%x: tensor<2x3xf32>) {
-  // expected-error @+1 {{'parc.reshape' op result element type differs from 'input'}}
-  %0 = parc.reshape %x : tensor<2x3xf32> -> tensor<6xf16>
+func.func @rms_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) {
+  // expected-error @+1 {{'parc.rms_norm' op operand 'input' must have rank >= 1}}
+  %0 = parc.rms_norm %x, %g eps = 1.0e-6 : tensor<f32>, tensor<1xf32>
   return
 }

@@ -1,7 +1,6 @@
 
-func.func @transpose_length(%x: tensor<2x3xf32>) {
-  // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.transpose' op permutation has 3 entries but 'input' has rank 2}}
-  %0 = parc.transpose %x [0, 1, 2] : tensor<2x3xf32> -> tensor<2x3xf32>
+func.func @embedding_float_ids(%t: tensor<10x4xf32>, %ids: tensor<4xf32>) {
+  // expected-error @+1 {{'parc.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = parc.embedding %t, %ids : tensor<10x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
   return
 }

@@ -1,7 +1,6 @@
 
-func.func @reduce_twice(%x: tensor<2x3xf32>) {
-  // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.reduce_mean' op axis 1 is listed twice}}
-  %0 = parc.reduce_mean %x [1, 1] : tensor<2x3xf32> -> tensor<2xf32>
+func.func @reshape_type(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'parc.reshape' op result element type differs from 'input'}}
+  %0 = parc.reshape %x : tensor<2x3xf32> -> tensor<6xf16>
   return
 }

@@ -1,7 +1,7 @@
 
-func.func @slice_bounds(%x: tensor<4x4xf32>) {
+func.func @reduce_twice(%x: tensor<2x3xf32>) {
   // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.slice' op dimension 1: slice reaches index 5 but 'input' has size 4}}
-  %0 = parc.slice %x offsets [0, 1] sizes [4, 3] strides [1, 2] : tensor<4x4xf32> -> tensor<4x3xf32>
+  // expected-error @+1 {{'parc.reduce_mean' op axis 1 is listed twice}}
+  %0 = parc.reduce_mean %x [1, 1] : tensor<2x3xf32> -> tensor<2xf32>
   return
 }

@@ -1,7 +1,7 @@
 
-func.func @slice_rank(%x: tensor<4x4xf32>) {
+func.func @concat_dims(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
   // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.slice' op sizes has 1 entries but 'input' has rank 2}}
-  %0 = parc.slice %x offsets [0, 0] sizes [4] strides [1, 1] : tensor<4x4xf32> -> tensor<4xf32>
+  // expected-error @+1 {{'parc.concat' op inputs[1] dimension 0 has size 3, inputs[0] has 2}}
+  %0 = parc.concat %a, %b axis = 1 : tensor<2x3xf32>, tensor<3x3xf32> -> tensor<2x6xf32>
   return
 }

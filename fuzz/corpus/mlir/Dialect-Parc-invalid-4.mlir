@@ -1,7 +1,7 @@
 
-func.func @matmul_element_types(%a: tensor<2x3xf32>, %b: tensor<3x5xf16>) {
+func.func @matmul_matrix_dims(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>) {
   // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.matmul' op element type of 'lhs' (f32) differs from 'rhs' (f16)}}
-  %0 = parc.matmul %a, %b : tensor<2x3xf32>, tensor<3x5xf16> -> tensor<2x5xf32>
+  // expected-error @+1 {{'parc.matmul' op matrix_dims must be three counts >= 1 (rows, contracting, columns), got [1, 0, 1]}}
+  %0 = parc.matmul %a, %b matrix_dims [1, 0, 1] : tensor<2x3xf32>, tensor<3x5xf32> -> tensor<2x5xf32>
   return
 }

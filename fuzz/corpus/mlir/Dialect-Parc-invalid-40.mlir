@@ -1,6 +1,7 @@
 
-func.func @attention_heads(%q: tensor<2x3x8x16xf32>, %k: tensor<2x2x8x16xf32>) {
-  // expected-error @+1 {{'parc.attention' op the key's 2 heads must divide the query's 3 (grouped-query attention)}}
-  %0 = parc.attention %q, %k, %k causal scale = 0.25 : tensor<2x3x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>
+func.func @slice_rank(%x: tensor<4x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.slice' op sizes has 1 entries but 'input' has rank 2}}
+  %0 = parc.slice %x offsets [0, 0] sizes [4] strides [1, 1] : tensor<4x4xf32> -> tensor<4xf32>
   return
 }

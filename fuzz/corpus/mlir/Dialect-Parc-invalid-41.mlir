@@ -1,6 +1,7 @@
 
-func.func @attention_value_heads(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x4x8x16xf32>) {
-  // expected-error @+1 {{'parc.attention' op 'value' dimension 1 has size 4 but 'key' has size 2}}
-  %0 = parc.attention %q, %k, %v scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>
+func.func @slice_stride(%x: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.slice' op dimension 0: offset 0, size 2 and stride 0 must be >= 0, >= 0 and >= 1}}
+  %0 = parc.slice %x offsets [0] sizes [2] strides [0] : tensor<4xf32> -> tensor<2xf32>
   return
 }

@@ -1,6 +1,6 @@
 
-func.func @attention_mask_heads(%q: tensor<2x4x8x16xf32>, %m: tensor<2x2x8x8xf32>) {
-  // expected-error @+1 {{'parc.attention' op 'mask' dimension 1 has size 2; the scores' is 4 (or 1 to broadcast)}}
-  %0 = parc.attention %q, %q, %q mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x2x8x8xf32>
+func.func @attention_rank(%q: tensor<2x8x16xf32>, %k: tensor<2x4x8x16xf32>) {
+  // expected-error @+1 {{'parc.attention' op operand 'query' must be [batch, heads, seq, head_dim], got rank 3}}
+  %0 = parc.attention %q, %k, %k causal scale = 0.25 : tensor<2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
   return
 }

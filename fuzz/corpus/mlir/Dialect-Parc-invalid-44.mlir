@@ -1,6 +1,6 @@
 
-func.func @attention_mask_keys(%q: tensor<2x4x8x16xf32>, %m: tensor<2x1x1x1xf32>) {
-  // expected-error @+1 {{'parc.attention' op 'mask' dimension 3 has size 1; the scores' is 8}}
-  %0 = parc.attention %q, %q, %q mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x1x1x1xf32>
+func.func @attention_heads(%q: tensor<2x3x8x16xf32>, %k: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'parc.attention' op the key's 2 heads must divide the query's 3 (grouped-query attention)}}
+  %0 = parc.attention %q, %k, %k causal scale = 0.25 : tensor<2x3x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>
   return
 }

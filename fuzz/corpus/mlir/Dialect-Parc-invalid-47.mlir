@@ -1,7 +1,6 @@
 
-func.func @cross_entropy_labels(%x: tensor<2x8x10xf32>, %y: tensor<2x4xi64>) {
-  // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.cross_entropy' op 'labels' dimension 1 has size 4 but 'logits' has size 8}}
-  %0 = parc.cross_entropy %x, %y : tensor<2x8x10xf32>, tensor<2x4xi64> -> tensor<f32>
+func.func @attention_mask_heads(%q: tensor<2x4x8x16xf32>, %m: tensor<2x2x8x8xf32>) {
+  // expected-error @+1 {{'parc.attention' op 'mask' dimension 1 has size 2; the scores' is 4 (or 1 to broadcast)}}
+  %0 = parc.attention %q, %q, %q mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x2x8x8xf32>
   return
 }

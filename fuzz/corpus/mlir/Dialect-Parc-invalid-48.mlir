@@ -1,7 +1,6 @@
 
-func.func @cross_entropy_rank(%x: tensor<2x10xf32>, %y: tensor<2x10xi64>) {
-  // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.cross_entropy' op operand 'labels' must have rank 1 (that of 'logits' without its class dimension), got rank 2}}
-  %0 = parc.cross_entropy %x, %y : tensor<2x10xf32>, tensor<2x10xi64> -> tensor<f32>
+func.func @attention_mask_keys(%q: tensor<2x4x8x16xf32>, %m: tensor<2x1x1x1xf32>) {
+  // expected-error @+1 {{'parc.attention' op 'mask' dimension 3 has size 1; the scores' is 8}}
+  %0 = parc.attention %q, %q, %q mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x1x1x1xf32>
   return
 }

@@ -1,6 +1,6 @@
 
-func.func @cross_entropy_float_labels(%x: tensor<2x10xf32>, %y: tensor<2xf32>) {
-  // expected-error @+1 {{'parc.cross_entropy' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
-  %0 = parc.cross_entropy %x, %y : tensor<2x10xf32>, tensor<2xf32> -> tensor<f32>
+func.func @attention_mask_type(%q: tensor<2x4x8x16xf32>, %m: tensor<2x1x1x8xf16>) {
+  // expected-error @+1 {{'parc.attention' op}}
+  %0 = parc.attention %q, %q, %q mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x1x1x8xf16>
   return
 }

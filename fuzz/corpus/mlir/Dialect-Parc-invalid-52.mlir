@@ -1,6 +1,7 @@
 
-func.func @broadcast_to(%x: tensor<3xf32>) {
-  // expected-error @+1 {{'parc.broadcast_to' op 'input' dimension 0 of size 3 cannot broadcast to size 4}}
-  %0 = parc.broadcast_to %x : tensor<3xf32> -> tensor<2x4xf32>
+func.func @cross_entropy_rank(%x: tensor<2x10xf32>, %y: tensor<2x10xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.cross_entropy' op operand 'labels' must have rank 1 (that of 'logits' without its class dimension), got rank 2}}
+  %0 = parc.cross_entropy %x, %y : tensor<2x10xf32>, tensor<2x10xi64> -> tensor<f32>
   return
 }

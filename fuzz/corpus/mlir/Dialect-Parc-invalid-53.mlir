@@ -1,6 +1,6 @@
 
-func.func @slice_grad(%x: tensor<2x3xf32>) {
-  // expected-error @+1 {{'parc.slice_grad' op dimension 1: 3 elements from offset 2 with stride 2 do not fit in size 6}}
-  %0 = parc.slice_grad %x offsets [0, 2] strides [1, 2] : tensor<2x3xf32> -> tensor<2x6xf32>
+func.func @cross_entropy_float_labels(%x: tensor<2x10xf32>, %y: tensor<2xf32>) {
+  // expected-error @+1 {{'parc.cross_entropy' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = parc.cross_entropy %x, %y : tensor<2x10xf32>, tensor<2xf32> -> tensor<f32>
   return
 }

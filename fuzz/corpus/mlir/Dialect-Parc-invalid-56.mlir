@@ -1,6 +1,6 @@
 
-func.func @cross_entropy_grad_normalizer_without_shard(%x: tensor<2x8xf32>, %y: tensor<2xi64>, %s: tensor<f32>, %n: tensor<2xf32>) {
-  // expected-error @+1 {{'parc.cross_entropy_grad' op takes 'normalizer' and 'shard' together}}
-  %0 = parc.cross_entropy_grad %x, %y, %s normalizer %n count = 2 : tensor<2x8xf32>, tensor<2xi64>, tensor<f32>, tensor<2xf32>
+func.func @broadcast_to(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'parc.broadcast_to' op 'input' dimension 0 of size 3 cannot broadcast to size 4}}
+  %0 = parc.broadcast_to %x : tensor<3xf32> -> tensor<2x4xf32>
   return
 }

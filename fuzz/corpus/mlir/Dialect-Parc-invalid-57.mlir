@@ -1,6 +1,6 @@
 
-func.func @cross_entropy_grad_normalizer_shape(%x: tensor<2x8xf32>, %y: tensor<2xi64>, %s: tensor<f32>, %n: tensor<2x1xf32>, %b: tensor<i64>) {
-  // expected-error @+1 {{'parc.cross_entropy_grad' op 'normalizer' must have the labels' shape and the logits' element type}}
-  %0 = parc.cross_entropy_grad %x, %y, %s normalizer %n shard %b count = 2 : tensor<2x8xf32>, tensor<2xi64>, tensor<f32>, tensor<2x1xf32>
+func.func @slice_grad(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'parc.slice_grad' op dimension 1: 3 elements from offset 2 with stride 2 do not fit in size 6}}
+  %0 = parc.slice_grad %x offsets [0, 2] strides [1, 2] : tensor<2x3xf32> -> tensor<2x6xf32>
   return
 }

@@ -1,6 +1,8 @@
 
-func.func @matmul_integers(%a: tensor<2x3xi32>, %b: tensor<3x5xi32>) {
-  // expected-error @+1 {{'parc.matmul' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values}}
-  %0 = parc.matmul %a, %b : tensor<2x3xi32>, tensor<3x5xi32> -> tensor<2x5xi32>
+// Three column dimensions need a rhs of rank 4 at least.
+func.func @matmul_matrix_dims_rank(%a: tensor<2x3xf32>, %b: tensor<3x5x2xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.matmul' op operand 'rhs' must have rank >= 4, got rank 3}}
+  %0 = parc.matmul %a, %b matrix_dims [1, 1, 3] : tensor<2x3xf32>, tensor<3x5x2xf32> -> tensor<2x5x2xf32>
   return
 }

@@ -1,7 +1,6 @@
 
-func.func @compare_unknown_predicate(%a: tensor<2xf32>) {
-  // expected-error @+2 {{expected ::mlir::parc::ComparisonPredicate to be one of: eq, ne, lt, le, gt, ge}}
-  // expected-error @+1 {{failed to parse Parc_ComparisonPredicateAttr}}
-  %0 = parc.compare approx %a, %a : tensor<2xf32>, tensor<2xf32> -> tensor<2xi32>
+func.func @cross_entropy_grad_normalizer_without_shard(%x: tensor<2x8xf32>, %y: tensor<2xi64>, %s: tensor<f32>, %n: tensor<2xf32>) {
+  // expected-error @+1 {{'parc.cross_entropy_grad' op takes 'normalizer' and 'shard' together}}
+  %0 = parc.cross_entropy_grad %x, %y, %s normalizer %n count = 2 : tensor<2x8xf32>, tensor<2xi64>, tensor<f32>, tensor<2xf32>
   return
 }

@@ -1,6 +1,6 @@
 
-func.func @conv2d_kernel_exceeds_input(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) {
-  // expected-error @+1 {{'parc.conv2d' op the dilated kernel's height (5) exceeds the padded input's (4)}}
-  %0 = parc.conv2d %x, %w strides [1, 1] padding [0, 0, 0, 0] dilations [2, 1] groups 1 : tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>
+func.func @cross_entropy_grad_normalizer_shape(%x: tensor<2x8xf32>, %y: tensor<2xi64>, %s: tensor<f32>, %n: tensor<2x1xf32>, %b: tensor<i64>) {
+  // expected-error @+1 {{'parc.cross_entropy_grad' op 'normalizer' must have the labels' shape and the logits' element type}}
+  %0 = parc.cross_entropy_grad %x, %y, %s normalizer %n shard %b count = 2 : tensor<2x8xf32>, tensor<2xi64>, tensor<f32>, tensor<2x1xf32>
   return
 }

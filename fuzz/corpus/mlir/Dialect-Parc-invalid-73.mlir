@@ -1,6 +1,6 @@
 
-func.func @batch_norm_groups(%x: tensor<6x2x2x2xf32>, %c: tensor<2xf32>) {
-  // expected-error @+1 {{'parc.batch_norm' op 'groups' (4) must be positive and divide the batch (6)}}
-  %y, %m, %v = parc.batch_norm %x, %c, %c eps = 1.0e-5 groups = 4 : tensor<6x2x2x2xf32>, tensor<2xf32>
+func.func @max_pool2d_padding(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'parc.max_pool2d' op padding 2 exceeds half the kernel's 3}}
+  %0 = parc.max_pool2d %x kernel [3, 3] strides [1, 1] padding [0, 0, 2, 0] dilations [1, 1] : tensor<1x1x4x4xf32>
   return
 }

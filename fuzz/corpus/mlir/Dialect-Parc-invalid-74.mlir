@@ -1,6 +1,6 @@
 
-func.func @batch_norm_negative_groups(%x: tensor<6x2x2x2xf32>, %c: tensor<2xf32>) {
-  // expected-error @+1 {{'parc.batch_norm_grad' op 'groups' (-2) must be positive and divide the batch (6)}}
-  %dx, %dg, %db = parc.batch_norm_grad %x, %c, %x eps = 1.0e-5 groups = -2 : tensor<6x2x2x2xf32>, tensor<2xf32>
+func.func @avg_pool2d_window(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'parc.avg_pool2d' op the dilated kernel's width (5) exceeds the padded input's (4)}}
+  %0 = parc.avg_pool2d %x kernel [1, 5] strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] : tensor<1x1x4x4xf32>
   return
 }

@@ -1,7 +1,6 @@
 
-func.func @batch_norm_one_value_per_group(%x: tensor<2x3xf32>, %c: tensor<3xf32>) {
-  // An unbiased variance needs two values.
-  // expected-error @+1 {{'parc.batch_norm' op each of the 2 groups has fewer than 2 values per channel}}
-  %y, %m, %v = parc.batch_norm %x, %c, %c eps = 1.0e-5 groups = 2 : tensor<2x3xf32>, tensor<3xf32>
+func.func @max_pool2d_kernel(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'parc.max_pool2d' op kernel sizes must be positive, got 0}}
+  %0 = parc.max_pool2d %x kernel [0, 1] strides [1, 1] padding [0, 0, 0, 0] dilations [1, 1] : tensor<1x1x4x4xf32>
   return
 }

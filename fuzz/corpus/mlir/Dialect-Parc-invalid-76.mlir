@@ -1,6 +1,6 @@
 
-func.func @batch_norm_rank(%x: tensor<8xf32>, %c: tensor<8xf32>) {
-  // expected-error @+1 {{'parc.batch_norm' op operand 'input' must have rank >= 2 ([batch, channels, ...]), got rank 1}}
-  %y, %m, %v = parc.batch_norm %x, %c, %c eps = 1.0e-5 : tensor<8xf32>, tensor<8xf32>
+func.func @avg_pool2d_grad_shape(%g: tensor<1x1x3x3xf32>) {
+  // expected-error @+1 {{'parc.avg_pool2d_grad' op 'gradient' has type 'tensor<1x1x3x3xf32>', but the pooling's result has shape [1, 1, 2, 2]}}
+  %0 = parc.avg_pool2d_grad %g kernel [2, 2] strides [2, 2] padding [0, 0, 0, 0] dilations [1, 1] : tensor<1x1x3x3xf32> -> tensor<1x1x4x4xf32>
   return
 }

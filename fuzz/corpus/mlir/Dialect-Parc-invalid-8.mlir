@@ -1,7 +1,7 @@
 
-func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+func.func @matmul_element_types(%a: tensor<2x3xf32>, %b: tensor<3x5xf16>) {
   // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.add' op cannot broadcast 'lhs' dimension 1 (size 3) against 'rhs' dimension 0 (size 4)}}
-  %0 = parc.add %a, %b : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  // expected-error @+1 {{'parc.matmul' op element type of 'lhs' (f32) differs from 'rhs' (f16)}}
+  %0 = parc.matmul %a, %b : tensor<2x3xf32>, tensor<3x5xf16> -> tensor<2x5xf32>
   return
 }

@@ -1,7 +1,7 @@
 
-func.func @sub_element_types(%a: tensor<3xf32>, %b: tensor<3xbf16>) {
+func.func @matmul_result(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>) {
   // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{'parc.sub' op element type of 'lhs' (f32) differs from 'rhs' (bf16)}}
-  %0 = parc.sub %a, %b : tensor<3xf32>, tensor<3xbf16> -> tensor<3xf32>
+  // expected-error @+1 {{'parc.matmul' op inferred type(s) 'tensor<2x5xf32>' are incompatible with return type(s) of operation 'tensor<2x6xf32>'}}
+  %0 = parc.matmul %a, %b : tensor<2x3xf32>, tensor<3x5xf32> -> tensor<2x6xf32>
   return
 }

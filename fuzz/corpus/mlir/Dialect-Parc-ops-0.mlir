@@ -4,13 +4,19 @@
 
 // CHECK-LABEL: func.func @linear_algebra
 func.func @linear_algebra(%x: tensor<2x8x16xf32>, %w: tensor<32x16xf32>,
-                          %a: tensor<4x3x2xbf16>, %b: tensor<3x5xbf16>) -> (tensor<2x8x32xf32>, tensor<4x2x5xbf16>) {
+                          %a: tensor<4x3x2xbf16>, %b: tensor<3x5xbf16>,
+                          %w2: tensor<16x4x8xf32>, %w3: tensor<16x32xf32>) -> (tensor<2x8x32xf32>, tensor<4x2x5xbf16>) {
   // CHECK: parc.matmul %{{.*}}, %{{.*}} transpose_rhs : tensor<2x8x16xf32>, tensor<32x16xf32> -> tensor<2x8x32xf32>
   %0 = parc.matmul %x, %w transpose_rhs : tensor<2x8x16xf32>, tensor<32x16xf32> -> tensor<2x8x32xf32>
   // CHECK: parc.matmul %{{.*}}, %{{.*}} transpose_lhs contract_batch : tensor<2x8x16xf32>, tensor<2x8x32xf32> -> tensor<16x32xf32>
   %dw = parc.matmul %x, %0 transpose_lhs contract_batch : tensor<2x8x16xf32>, tensor<2x8x32xf32> -> tensor<16x32xf32>
   // CHECK: parc.matmul %{{.*}}, %{{.*}} transpose_lhs : tensor<4x3x2xbf16>, tensor<3x5xbf16> -> tensor<4x2x5xbf16>
   %1 = parc.matmul %a, %b transpose_lhs : tensor<4x3x2xbf16>, tensor<3x5xbf16> -> tensor<4x2x5xbf16>
+  // CHECK: parc.matmul %{{.*}}, %{{.*}} matrix_dims [1, 1, 2] : tensor<2x8x16xf32>, tensor<16x4x8xf32> -> tensor<2x8x4x8xf32>
+  %2 = parc.matmul %x, %w2 matrix_dims [1, 1, 2] : tensor<2x8x16xf32>, tensor<16x4x8xf32> -> tensor<2x8x4x8xf32>
+  // CHECK-NOT: matrix_dims
+  // CHECK: parc.matmul %{{.*}}, %{{.*}} : tensor<2x8x16xf32>, tensor<16x32xf32>
+  %3 = parc.matmul %x, %w3 matrix_dims [1, 1, 1] : tensor<2x8x16xf32>, tensor<16x32xf32> -> tensor<2x8x32xf32>
   return %0, %1 : tensor<2x8x32xf32>, tensor<4x2x5xbf16>
 }
 

@@ -29,9 +29,47 @@ func.func @matmul_batch(%a: tensor<2x4x3xf32>, %b: tensor<3x3x5xf32>) {
 
 // contract_batch sums over batch dimensions both operands have.
 func.func @matmul_contract_batch(%a: tensor<2x4x3xf32>, %b: tensor<3x5xf32>) {
-  // expected-error @+2 {{'parc.matmul' op contract_batch needs operands with the same batch dimensions (rank >= 3), got tensor<2x4x3xf32> and tensor<3x5xf32>}}
+  // expected-error @+2 {{'parc.matmul' op contract_batch needs operands with the same batch dimensions (at least one), got tensor<2x4x3xf32> and tensor<3x5xf32>}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = parc.matmul %a, %b contract_batch : tensor<2x4x3xf32>, tensor<3x5xf32> -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_matrix_dims(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.matmul' op matrix_dims must be three counts >= 1 (rows, contracting, columns), got [1, 0, 1]}}
+  %0 = parc.matmul %a, %b matrix_dims [1, 0, 1] : tensor<2x3xf32>, tensor<3x5xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_matrix_dims_count(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.matmul' op matrix_dims must be three counts >= 1 (rows, contracting, columns), got [1, 1]}}
+  %0 = parc.matmul %a, %b matrix_dims [1, 1] : tensor<2x3xf32>, tensor<3x5xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+// Three column dimensions need a rhs of rank 4 at least.
+func.func @matmul_matrix_dims_rank(%a: tensor<2x3xf32>, %b: tensor<3x5x2xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.matmul' op operand 'rhs' must have rank >= 4, got rank 3}}
+  %0 = parc.matmul %a, %b matrix_dims [1, 1, 3] : tensor<2x3xf32>, tensor<3x5x2xf32> -> tensor<2x5x2xf32>
+  return
+}
+
+// -----
+
+// Two contracting dimensions: the second differs.
+func.func @matmul_matrix_dims_contracting(%a: tensor<2x3x4xf32>, %b: tensor<5x3x6xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'parc.matmul' op contracting dimensions differ: 'lhs' dimension 2 has size 4 but 'rhs' dimension 2 has size 6}}
+  %0 = parc.matmul %a, %b transpose_rhs matrix_dims [1, 2, 1] : tensor<2x3x4xf32>, tensor<5x3x6xf32> -> tensor<2x5xf32>
   return
 }
 

@@ -78,3 +78,17 @@ func.func @convolutions(%x: tensor<2x4x5x5xf32>, %w: tensor<6x4x3x3xf32>, %g: te
   %dx, %dg, %db = parc.batch_norm_grad %x, %b4, %x eps = 1.0e-5 : tensor<2x4x5x5xf32>, tensor<4xf32>
   return
 }
+
+// matrix_dims: one factor per dimension of each group; GPT's QKV projection
+// ([b, s, h] x [h, 3, H, d]), its input's gradient (contracting (3, H, d))
+// and its weight's (summed over the batch).
+// CHECK-LABEL: func.func @grouped_matmul
+func.func @grouped_matmul(%x: tensor<2x8x16xf32>, %w: tensor<16x3x4x4xf32>, %g: tensor<2x8x3x4x4xf32>) {
+  // CHECK: parc.matmul {{.*}}parc.sharding_rule = "([i, j, n], [n, k, l, m]) -> ([i, j, k, l, m]) {i=2, j=8, k=3, l=4, m=4, n=16 reduction}"
+  %0 = parc.matmul %x, %w matrix_dims [1, 1, 3] : tensor<2x8x16xf32>, tensor<16x3x4x4xf32> -> tensor<2x8x3x4x4xf32>
+  // CHECK: parc.matmul {{.*}}parc.sharding_rule = "([i, j, l, m, n], [k, l, m, n]) -> ([i, j, k]) {i=2, j=8, k=16, l=3 reduction, m=4 reduction, n=4 reduction}"
+  %1 = parc.matmul %g, %w transpose_rhs matrix_dims [1, 3, 1] : tensor<2x8x3x4x4xf32>, tensor<16x3x4x4xf32> -> tensor<2x8x16xf32>
+  // CHECK: parc.matmul {{.*}}parc.sharding_rule = "([i, n, j], [i, n, k, l, m]) -> ([j, k, l, m]) {i=2 reduction, j=16, k=3, l=4, m=4, n=8 reduction}"
+  %2 = parc.matmul %x, %g transpose_lhs contract_batch matrix_dims [1, 1, 3] : tensor<2x8x16xf32>, tensor<2x8x3x4x4xf32> -> tensor<16x3x4x4xf32>
+  return
+}

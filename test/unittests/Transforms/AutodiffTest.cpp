@@ -222,11 +222,64 @@ TEST_F(AutodiffTest, MatmulWithTransposesAndBatchBroadcast) {
         "  %y = parc.matmul %a0, %a1 transpose_lhs contract_batch : "
         "tensor<2x4x3xf32>, tensor<2x4x5xf32> -> tensor<3x5xf32>",
         "tensor<3x5xf32>");
-  // GPT's QKV projection: [b, 1, 1, s, h] x [3, H, h, d].
+  // Batches broadcast over several dimensions: [b, 1, 1, s, h] x
+  // [3, H, h, d].
   check({param("tensor<2x1x1x3x4xf32>", {2, 1, 1, 3, 4}),
          param("tensor<3x2x4x2xf32>", {3, 2, 4, 2})},
         "  %y = parc.matmul %a0, %a1 : tensor<2x1x1x3x4xf32>, tensor<3x2x4x2xf32> -> tensor<2x3x2x3x2xf32>",
         "tensor<2x3x2x3x2xf32>");
+}
+
+// matrix_dims: m, k and n of two dimensions each, in every transpose form,
+// with a batch on the lhs only (the rhs's gradient sums over it in the
+// product) and on both.
+TEST_F(AutodiffTest, MatmulWithMatrixGroups) {
+  std::vector<int64_t> m = {2, 3}, k = {2, 2}, n = {3, 1};
+  auto concat = [](std::vector<std::vector<int64_t>> parts) {
+    std::vector<int64_t> shape;
+    for (const std::vector<int64_t> &part : parts)
+      shape.insert(shape.end(), part.begin(), part.end());
+    return shape;
+  };
+  auto type = [](const std::vector<int64_t> &shape) {
+    std::string text = "tensor<";
+    for (int64_t size : shape)
+      text += std::to_string(size) + "x";
+    return text + "f32>";
+  };
+  for (bool transposeLhs : {false, true})
+    for (bool transposeRhs : {false, true})
+      for (bool rhsBatched : {false, true}) {
+        std::vector<int64_t> lhs =
+            concat({{2}, transposeLhs ? k : m, transposeLhs ? m : k});
+        std::vector<int64_t> rhs = concat({rhsBatched ? std::vector<int64_t>{2}
+                                                      : std::vector<int64_t>{},
+                                           transposeRhs ? n : k,
+                                           transposeRhs ? k : n});
+        std::vector<int64_t> result = concat({{2}, m, n});
+        std::string op = "  %y = parc.matmul %a0, %a1";
+        if (transposeLhs)
+          op += " transpose_lhs";
+        if (transposeRhs)
+          op += " transpose_rhs";
+        op += " matrix_dims [2, 2, 2] : " + type(lhs) + ", " + type(rhs) +
+              " -> " + type(result);
+        check({param(type(lhs), lhs), param(type(rhs), rhs)}, op,
+              type(result));
+      }
+  // GPT's QKV projection, [b, s, h] x [h, 3, H, d], and a weight gradient
+  // with grouped columns.
+  check({param("tensor<2x3x4xf32>", {2, 3, 4}),
+         param("tensor<4x3x2x2xf32>", {4, 3, 2, 2})},
+        "  %y = parc.matmul %a0, %a1 matrix_dims [1, 1, 3] : "
+        "tensor<2x3x4xf32>, tensor<4x3x2x2xf32> -> tensor<2x3x3x2x2xf32>",
+        "tensor<2x3x3x2x2xf32>");
+  check({param("tensor<2x3x4xf32>", {2, 3, 4}),
+         param("tensor<2x3x3x2xf32>", {2, 3, 3, 2})},
+        "  %y = parc.matmul %a0, %a1 transpose_lhs contract_batch matrix_dims "
+        "[1, 1, 2] : tensor<2x3x4xf32>, tensor<2x3x3x2xf32> -> "
+        "tensor<4x3x2xf32>",
+        "tensor<4x3x2xf32>");
 }
 
 TEST_F(AutodiffTest, Normalization) {

@@ -1105,7 +1105,7 @@ TEST_F(EntryTest, DecodesDescriptorsAndAttributes) {
   program.add(HostTensor({2, 1}, {1, 1}));
   size_t result = program.add(HostTensor({2, 1}));
   ctx.arena = program.arena.data();
-  int64_t transposeLhs[] = {1, 0, 0};
+  int64_t transposeLhs[] = {1, 0, 0, 1, 1, 1};
   parcrt_matmul(&ctx, program.descriptors.data(), transposeLhs, nullptr);
   std::vector<float> out = program.floats(result, 2);
   EXPECT_EQ(out, (std::vector<float>{4, 6}));
@@ -1125,6 +1125,41 @@ TEST_F(EntryTest, DecodesDescriptorsAndAttributes) {
   double value[] = {0.25};
   parcrt_constant(&ctx, constant.descriptors.data(), one, value);
   EXPECT_EQ(constant.floats(splat, 3), (std::vector<float>{0.25, 0.25, 0.25}));
+}
+
+// matrix_dims: x [2, 3] times w [3, 2, 2] with two column dimensions is
+// x times w as [3, 4]; its gradient g [2, 2, 2] times w transposed
+// contracts the two. Both against the plain product.
+TEST_F(EntryTest, MergesMatrixGroups) {
+  std::vector<float> x = {1, -2, 3, 0.5f, 4, -1};
+  std::vector<float> w = {1, 2, 3, 4, -1, 0, 2, 5, 0.25f, -3, 1, 2};
+  Program columns;
+  columns.add(HostTensor({2, 3}, {x.begin(), x.end()}));
+  columns.add(HostTensor({3, 2, 2}, {w.begin(), w.end()}));
+  size_t y = columns.add(HostTensor({2, 2, 2}));
+  ctx.arena = columns.arena.data();
+  int64_t twoColumns[] = {0, 0, 0, 1, 1, 2};
+  parcrt_matmul(&ctx, columns.descriptors.data(), twoColumns, nullptr);
+  std::vector<float> expected(8, 0.0f);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int k = 0; k < 3; ++k)
+        expected[i * 4 + j] += x[i * 3 + k] * w[k * 4 + j];
+  EXPECT_EQ(columns.floats(y, 8), expected);
+
+  Program contracting;
+  contracting.add(HostTensor({2, 2, 2}, {expected.begin(), expected.end()}));
+  contracting.add(HostTensor({3, 2, 2}, {w.begin(), w.end()}));
+  size_t dx = contracting.add(HostTensor({2, 3}));
+  ctx.arena = contracting.arena.data();
+  int64_t twoContracting[] = {0, 1, 0, 1, 2, 1};
+  parcrt_matmul(&ctx, contracting.descriptors.data(), twoContracting, nullptr);
+  std::vector<float> gradient(6, 0.0f);
+  for (int i = 0; i < 2; ++i)
+    for (int k = 0; k < 3; ++k)
+      for (int j = 0; j < 4; ++j)
+        gradient[i * 3 + k] += expected[i * 4 + j] * w[k * 4 + j];
+  EXPECT_EQ(contracting.floats(dx, 6), gradient);
 }
 
 /// bf16 values as stored, built bit by bit (no conversion under test).
@@ -1157,7 +1192,7 @@ TEST_F(EntryTest, Bf16TensorsComputeInF32AndRoundOnce) {
        {descriptor(0, {1, 2}), descriptor(4, {2, 2}), descriptor(12, {1, 2})})
     descriptors.insert(descriptors.end(), words.begin(), words.end());
   ctx.arena = reinterpret_cast<uint8_t *>(arena.data());
-  int64_t plain[] = {0, 0, 0};
+  int64_t plain[] = {0, 0, 0, 1, 1, 1};
   parcrt_matmul(&ctx, descriptors.data(), plain, nullptr);
   EXPECT_EQ(arena[6], 0x3F80); // 1 + 2^-8 -> 1
   EXPECT_EQ(arena[7], 0x3F82); // 1 + 3 * 2^-8 -> 1 + 2^-6
