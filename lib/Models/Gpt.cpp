@@ -45,29 +45,30 @@ struct GptBuilder {
 
   /// Part `which` (0 = q, 1 = k, 2 = v) of the [batch, 3, heads, seq,
   /// head_dim] projection, as [batch, heads, seq, head_dim].
+  /// Part `which` (q, k or v) of qkv [batch, seq, 3, heads, head_dim] as
+  /// [batch, heads, seq, head_dim].
   Value splitHeads(Value qkv, int64_t which) {
     int64_t b = config.batch, s = config.seq, h = config.heads, d = headDim();
     Value part = SliceOp::create(
-        g.builder(), g.loc(), qkv, ArrayRef<int64_t>{0, which, 0, 0, 0},
-        ArrayRef<int64_t>{b, 1, h, s, d}, ArrayRef<int64_t>{1, 1, 1, 1, 1});
-    return g.reshape(part, {b, h, s, d});
+        g.builder(), g.loc(), qkv, ArrayRef<int64_t>{0, 0, which, 0, 0},
+        ArrayRef<int64_t>{b, s, 1, h, d}, ArrayRef<int64_t>{1, 1, 1, 1, 1});
+    return TransposeOp::create(g.builder(), g.loc(),
+                               g.reshape(part, {b, s, h, d}),
+                               ArrayRef<int64_t>{0, 2, 1, 3});
   }
 
-  /// x [batch, seq, hidden] times c_attn as one batched matmul over
-  /// (3, heads): [batch, 1, 1, seq, hidden] x [3, heads, hidden, head_dim].
+  /// x [batch, seq, hidden] times c_attn [hidden, 3, heads, head_dim] as one
+  /// GEMM over batch and sequence together: [batch, seq, 3, heads,
+  /// head_dim], whose heads tensor parallelism may split.
   Value projectQkv(Value x, const std::string &prefix) {
-    int64_t b = config.batch, s = config.seq, hidden = config.hidden,
-            h = config.heads, d = headDim();
+    int64_t hidden = config.hidden, h = config.heads, d = headDim();
     g.setScope(prefix);
     Value weight = g.addParam(prefix + ".weight", {hidden, 3, h, d});
     g.setCheckpointShape({hidden, 3 * hidden});
-    Value bias = g.addParam(prefix + ".bias", {3, h, 1, d}, g.constantInit(0));
+    Value bias = g.addParam(prefix + ".bias", {3, h, d}, g.constantInit(0));
     g.setCheckpointShape({3 * hidden});
-    Value rows = g.reshape(x, {b, 1, 1, s, hidden});
-    Value perHead = TransposeOp::create(g.builder(), g.loc(), weight,
-                                        ArrayRef<int64_t>{1, 2, 0, 3});
-    Value qkv =
-        MatmulOp::create(g.builder(), g.loc(), rows, perHead, false, false);
+    Value qkv = MatmulOp::create(g.builder(), g.loc(), x, weight, false, false,
+                                 false, ArrayRef<int64_t>{1, 1, 3});
     return AddOp::create(g.builder(), g.loc(), qkv, bias);
   }
 

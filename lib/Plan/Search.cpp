@@ -652,7 +652,14 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
                      *microbatchRefusal);
     return;
   }
-  const StrategySolution &solution = ilp.solve({tp, microBatch, sp});
+  // The optimizer's share is priced at a pipeline-free plan's micro-batch
+  // count, which (tp, micro-batch) decide: keying the solves on each plan's
+  // own count would repeat them for every pipeline depth.
+  int64_t pipelineFreeDp = std::max<int64_t>(1, options.gpus / tp);
+  const StrategySolution &solution = ilp.solve(
+      {tp, microBatch, sp,
+       std::max<int64_t>(1, options.globalBatch /
+                                (pipelineFreeDp * microBatch))});
   result.ilpSolves = ilp.getNumSolved();
   if (rejectsStrategy(solution, mesh, tp))
     return;

@@ -35,7 +35,13 @@ struct StrategyConfig {
   int64_t microBatch = 1;
   /// Whether tp may split token (batch and sequence) factors.
   bool sequenceParallel = false;
-  auto key() const { return std::make_tuple(tp, microBatch, sequenceParallel); }
+  /// Micro-batches per optimizer step: the optimizer's update, which a
+  /// parameter's layout shrinks, runs once for this many.
+  int64_t microbatchesPerStep = 1;
+  auto key() const {
+    return std::make_tuple(tp, microBatch, sequenceParallel,
+                           microbatchesPerStep);
+  }
 };
 
 /// Per micro-batch and per instance (one layer of a class, or the whole part
@@ -122,7 +128,7 @@ private:
   const ModelGraph &graph;
   const CostModel &costs;
   OwningOpRef<ModuleOp> meshes;
-  std::map<std::tuple<int64_t, int64_t, bool>, StrategySolution> cache;
+  std::map<std::tuple<int64_t, int64_t, bool, int64_t>, StrategySolution> cache;
 };
 
 } // namespace mlir::parc
