@@ -5,10 +5,14 @@ tolerance: max|a - b| / max(max|a|, tiny) per tensor. NaN anywhere fails;
 infinities must match exactly.
 
 usage: compare-tensors.py REFERENCE CANDIDATE [--rtol 1e-5] [--reference-names]
+                          [--same-elements]
 
 --reference-names: the candidate may hold more tensors than the reference
 (a train step's optimizer state beside a framework's weights); those are
 not compared.
+--same-elements: tensors may differ in shape where they hold as many
+elements, compared in row-major order (one model's [3, h, 1, d] bias is
+another's [3, h, d]).
 """
 import os
 import sys
@@ -36,6 +40,8 @@ if sorted(reference) != sorted(candidate):
 worst = 0.0
 for name in sorted(reference):
     a, b = reference[name], candidate[name]
+    if "--same-elements" in sys.argv and a.size == b.size:
+        a, b = a.reshape(-1), b.reshape(-1)
     if a.shape != b.shape:
         sys.exit(f"'{name}': shape {a.shape} vs {b.shape}")
     # NaN compares unequal to everything (a NaN in either file fails, even

@@ -4,7 +4,8 @@
 # and run interleaved: prints each run's `step time` and the medians' ratio.
 # The results of the two must be identical (a kernel change that alters
 # them is a bug); the script checks that too. A graph change that sums in
-# another order may differ by f32 rounding: RTOL sets the tolerance.
+# another order may differ by f32 rounding: RTOL sets the tolerance; one that
+# lays a parameter out otherwise compares its elements in row-major order.
 #
 #   [RTOL=1e-4] bench/cpu-runtime/compare-builds.sh BEFORE_BUILD_DIR AFTER_BUILD_DIR [RUNS]
 #
@@ -36,7 +37,8 @@ for run in $(seq "$runs"); do
   done
 done
 /usr/bin/python3 "$root/test/compare-tensors.py" "$work/before.safetensors" \
-  "$work/after.safetensors" --rtol "${RTOL:-0}" | sort -g -k4 | tail -2
+  "$work/after.safetensors" --rtol "${RTOL:-0}" --same-elements |
+  sort -g -k4 | tail -2
 echo
 python3 - "$work/times" <<'PY'
 import statistics, sys
