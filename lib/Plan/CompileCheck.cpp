@@ -101,9 +101,9 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
     std::string error;
     std::vector<NamedSharding> pins;
     auto findPins = [&](func::FuncOp step) {
-      pins = findBackwardLayoutPins(step, plan, graph);
+      pins = findLayoutPins(step, plan, graph);
       llvm::erase_if(pins, [&](const NamedSharding &pin) {
-        return llvm::any_of(plan.backwardPins, [&](const NamedSharding &kept) {
+        return llvm::any_of(plan.layoutPins, [&](const NamedSharding &kept) {
           return kept.name == pin.name;
         });
       });
@@ -130,14 +130,14 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
     };
     for (int round = 0; round < 3 && succeeded(figures) && !pins.empty();
          ++round) {
-      std::vector<NamedSharding> kept = plan.backwardPins;
-      llvm::append_range(plan.backwardPins, pins);
+      std::vector<NamedSharding> kept = plan.layoutPins;
+      llvm::append_range(plan.layoutPins, pins);
       std::string pinnedError;
       FailureOr<CompiledFigures> pinned =
           compilePlan(graph.getFunction(), buildPlan(plan, graph, context),
                       pinnedError, findPins);
       if (failed(pinned) || !closer(*pinned, *figures)) {
-        plan.backwardPins = std::move(kept);
+        plan.layoutPins = std::move(kept);
         break;
       }
       figures = std::move(pinned);

@@ -188,7 +188,7 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
                                 {}});
     }
   }
-  llvm::append_range(plan.shardings, chosen.backwardPins);
+  llvm::append_range(plan.shardings, chosen.layoutPins);
 
   if (chosen.sequenceParallel)
     plan.sequenceParallel = true;
@@ -247,8 +247,8 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
 }
 
 std::vector<NamedSharding>
-mlir::parc::findBackwardLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
-                                   const ModelGraph &graph) {
+mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
+                           const ModelGraph &graph) {
   std::vector<NamedSharding> pins;
   if (plan.recompute != Recompute::None)
     return pins;
@@ -272,7 +272,7 @@ mlir::parc::findBackwardLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
     if (!op || op->getName() != node.op->getName() ||
         op->getNumResults() != node.op->getNumResults())
       return {};
-    if (!live.backward || op->getNumResults() == 0 ||
+    if (op->getNumResults() == 0 ||
         makesGradient.contains(index))
       continue;
     TensorSharding wanted = plan.strategy->layouts[live.node][0];

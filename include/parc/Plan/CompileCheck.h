@@ -31,8 +31,8 @@ compilePlan(func::FuncOp forward, const Plan &plan, std::string &error,
 /// Compiles the first `count` buildable plans of `result` (fastest first)
 /// and records their arenas; a plan whose arena exceeds the memory limit, or
 /// that the compiler refuses, moves to the rejected list with the reason.
-/// Where propagation lays a backward value out otherwise than the plan's
-/// ILP, the plan pins it (findBackwardLayoutPins) and is compiled again, so
+/// Where propagation lays a value out otherwise than the plan's
+/// ILP, the plan pins it (findLayoutPins) and is compiled again, so
 /// that the emitted plan builds the ILP's program.
 void checkBuildablePlans(SearchResult &result, const ModelGraph &graph,
                          const ReportContext &context, int64_t count);

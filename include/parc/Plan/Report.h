@@ -35,15 +35,15 @@ struct ReportContext {
 Plan buildPlan(const EvaluatedPlan &plan, const ModelGraph &graph,
                const ReportContext &context);
 
-/// The backward ops of `step` (the train step of `graph`'s model under
-/// `plan`, after sharding propagation) whose result propagation laid out
-/// otherwise than `plan`'s strategy ILP, as pins ("@N") in the ILP's layout.
+/// The ops of `step` (the train step of `graph`'s model under `plan`, after
+/// sharding propagation) whose result propagation laid out otherwise than
+/// `plan`'s strategy ILP, as pins ("@N") in the ILP's layout.
 /// None where the step's ops are not the training graph's (recomputation
 /// inserts its copies), and none for a value the ILP or propagation leaves
 /// a pending sum.
-std::vector<NamedSharding> findBackwardLayoutPins(func::FuncOp step,
-                                                  const EvaluatedPlan &plan,
-                                                  const ModelGraph &graph);
+std::vector<NamedSharding> findLayoutPins(func::FuncOp step,
+                                          const EvaluatedPlan &plan,
+                                          const ModelGraph &graph);
 
 /// The report (`markdown` selects tables for --report).
 void printReport(llvm::raw_ostream &os, const SearchResult &result,

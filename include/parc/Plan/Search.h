@@ -129,9 +129,9 @@ struct EvaluatedPlan {
   /// The static memory plan of the compiled train step, for buildable plans
   /// the planner compiled (CompileCheck.h).
   std::optional<int64_t> compiledArenaBytes;
-  /// Backward values the compile check found laid out otherwise than the
+  /// Values the compile check found laid out otherwise than the
   /// ILP chose, pinned by position ("@N") in the ILP's layout.
-  std::vector<NamedSharding> backwardPins;
+  std::vector<NamedSharding> layoutPins;
   const StrategySolution *strategy = nullptr;
 
   /// "dp=8 tp=4 pp=1 mb=2 zero=1 recompute=none sp=off", and the
