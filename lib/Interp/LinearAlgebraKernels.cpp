@@ -10,13 +10,6 @@ using namespace mlir::parc;
 using namespace mlir::parc::interp;
 
 namespace {
-int64_t product(ArrayRef<int64_t> sizes) {
-  int64_t result = 1;
-  for (int64_t size : sizes)
-    result *= size;
-  return result;
-}
-
 /// Addresses element (row, column) of one matrix in a batch of matrices,
 /// optionally transposed, with the batch dimensions broadcast to `batch`.
 /// The tensor's matrix groups (matrix_dims) count as one dimension each.
@@ -26,7 +19,8 @@ struct MatrixView {
       : values(tensor.values.data()) {
     // Stored as [batch..., outer group, inner group]: a row spans the inner.
     int64_t inner = std::max(groups.firstStart, groups.secondStart);
-    rowStride = product(ArrayRef<int64_t>(tensor.shape).drop_front(inner));
+    rowStride =
+        getElementCount(ArrayRef<int64_t>(tensor.shape).drop_front(inner));
     columnStride = 1;
     if (transposed)
       std::swap(rowStride, columnStride);
@@ -73,13 +67,13 @@ static LogicalResult matmulKernel(MatmulOp op,
                 .drop_back(groups.rows + groups.columns);
   ArrayRef<int64_t> matrix =
       ArrayRef<int64_t>(result.shape).take_back(groups.rows + groups.columns);
-  int64_t rows = product(matrix.take_front(groups.rows)),
-          columns = product(matrix.take_back(groups.columns));
+  int64_t rows = getElementCount(matrix.take_front(groups.rows)),
+          columns = getElementCount(matrix.take_back(groups.columns));
   MatrixView lhs(lhsTensor, lhsGroups, op.getTransposeLhs(), batch);
   MatrixView rhs(*operands[1], op.getRhsGroups(), op.getTransposeRhs(), batch);
   int64_t depth =
-      product(ArrayRef<int64_t>(lhsTensor.shape)
-                  .slice(lhsGroups.secondStart, groups.contracting));
+      getElementCount(ArrayRef<int64_t>(lhsTensor.shape)
+                          .slice(lhsGroups.secondStart, groups.contracting));
   int64_t matrixSize = rows * columns;
   std::fill(result.values.begin(), result.values.end(), 0.0);
   forEachIndex(batch, [&](ArrayRef<int64_t> batchIndex, int64_t batchLinear) {

@@ -6,7 +6,7 @@
 
 using namespace mlir::parc::interp;
 
-static int64_t product(llvm::ArrayRef<int64_t> shape) {
+int64_t mlir::parc::interp::getElementCount(llvm::ArrayRef<int64_t> shape) {
   int64_t count = 1;
   for (int64_t size : shape)
     count *= size;
@@ -14,11 +14,11 @@ static int64_t product(llvm::ArrayRef<int64_t> shape) {
 }
 
 Tensor::Tensor(llvm::ArrayRef<int64_t> shape)
-    : shape(shape), values(product(shape), 0.0) {}
+    : shape(shape), values(getElementCount(shape), 0.0) {}
 
 Tensor::Tensor(llvm::ArrayRef<int64_t> shape, std::vector<double> values)
     : shape(shape), values(std::move(values)) {
-  assert(static_cast<int64_t>(this->values.size()) == product(shape) &&
+  assert(static_cast<int64_t>(this->values.size()) == getElementCount(shape) &&
          "value count must match the shape");
 }
 

@@ -43,8 +43,6 @@ struct GptBuilder {
     return g.linear(x, weight, bias);
   }
 
-  /// Part `which` (0 = q, 1 = k, 2 = v) of the [batch, 3, heads, seq,
-  /// head_dim] projection, as [batch, heads, seq, head_dim].
   /// Part `which` (q, k or v) of qkv [batch, seq, 3, heads, head_dim] as
   /// [batch, heads, seq, head_dim].
   Value splitHeads(Value qkv, int64_t which) {

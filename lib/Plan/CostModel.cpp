@@ -26,6 +26,14 @@ double CostModel::getKernelTime(double flops, double bytes,
   return cluster.kernelLatency + std::max(computeTime, memoryTime);
 }
 
+double CostModel::getOptimizerTime(double parameters, bool mixedPrecision,
+                                   int64_t updaters) const {
+  updaters = std::max<int64_t>(1, updaters);
+  ModelStateBytes updated = getModelStateBytes(parameters, mixedPrecision,
+                                               updaters > 1 ? 3 : 0, updaters);
+  return getKernelTime(10 * parameters / updaters, 2 * updated.total());
+}
+
 double CostModel::getBusBandwidth(const GroupPlacement &group) const {
   int64_t perNode = cluster.devicesPerNode;
   if (group.groupSize * group.stride <= perNode)

@@ -272,8 +272,7 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
     if (!op || op->getName() != node.op->getName() ||
         op->getNumResults() != node.op->getNumResults())
       return {};
-    if (op->getNumResults() == 0 ||
-        makesGradient.contains(index))
+    if (op->getNumResults() == 0 || makesGradient.contains(index))
       continue;
     TensorSharding wanted = plan.strategy->layouts[live.node][0];
     std::optional<TensorSharding> found = getRecordedSharding(op->getResult(0));

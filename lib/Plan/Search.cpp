@@ -377,16 +377,12 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
     plan.workerSyncBytes = plan.busiestSyncBytes = dpBytes;
   }
   plan.time.dataParallelComm = dpTime;
-  // The optimizer reads and writes its state, the parameters and the
-  // gradients once; from ZeRO-1 on, this rank's shard of each (the update
-  // runs on the shard whatever the stage keeps whole).
-  // A parameter server's servers update their parts, each 1/servers.
+  // From ZeRO-1 on the update runs on this rank's shard, whatever the stage
+  // keeps whole; a parameter server's servers update their parts, each
+  // 1/servers.
   bool server = plan.sync == DataParallelSync::ParameterServer;
   int64_t updaters = server ? plan.servers : zero >= 1 ? dp : 1;
-  ModelStateBytes updated = getModelStateBytes(
-      stageParams, mixed, updaters > 1 ? 3 : 0, std::max<int64_t>(1, updaters));
-  plan.time.optimizer = costs.getKernelTime(
-      10 * stageParams / std::max<int64_t>(1, updaters), 2 * updated.total());
+  plan.time.optimizer = costs.getOptimizerTime(stageParams, mixed, updaters);
   plan.stepTime = plan.time.total();
   double edgeBytes = (slowest == 0 ? pre.communicationBytes : 0) +
                      (slowest == plan.pp - 1 ? post.communicationBytes : 0);

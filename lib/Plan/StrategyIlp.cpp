@@ -161,19 +161,15 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
         list.push_back(candidate);
       }
       // A parameter's layout decides how much of the optimizer's update
-      // (Search.cpp's pricing: its state read and written once) each rank
-      // runs: this micro-batch's share of it.
+      // each rank runs: this micro-batch's share of it.
       if (node.kind == GraphNode::Param)
         for (Candidate &candidate : list) {
           double elements = candidate.resultLayouts[0]
                                 .getLocalType(type, mesh)
                                 .getNumElements();
           bool mixed = type.getElementType().getIntOrFloatBitWidth() == 16;
-          candidate.time =
-              costs.getKernelTime(
-                  10 * elements,
-                  2 * getModelStateBytes(elements, mixed, 0, 1).total()) /
-              config.microbatchesPerStep;
+          candidate.time = costs.getOptimizerTime(elements, mixed, 1) /
+                           config.microbatchesPerStep;
         }
       continue;
     }

@@ -36,6 +36,9 @@ struct Tensor {
   std::vector<double> values;
 };
 
+/// The number of elements of `shape`.
+int64_t getElementCount(llvm::ArrayRef<int64_t> shape);
+
 /// Row-major strides of `shape`.
 llvm::SmallVector<int64_t> getRowMajorStrides(llvm::ArrayRef<int64_t> shape);
 
@@ -43,9 +46,7 @@ llvm::SmallVector<int64_t> getRowMajorStrides(llvm::ArrayRef<int64_t> shape);
 /// order.
 template <typename Fn>
 void forEachIndex(llvm::ArrayRef<int64_t> shape, Fn &&body) {
-  int64_t count = 1;
-  for (int64_t size : shape)
-    count *= size;
+  int64_t count = getElementCount(shape);
   llvm::SmallVector<int64_t> index(shape.size(), 0);
   for (int64_t linear = 0; linear < count; ++linear) {
     body(llvm::ArrayRef<int64_t>(index), linear);

@@ -58,6 +58,12 @@ public:
   double getKernelTime(double flops, double bytes,
                        bool fusedAttention = false) const;
 
+  /// Seconds for the optimizer's update of `parameters` split over
+  /// `updaters` ranks (ZeRO's shards, a parameter server's parts): it reads
+  /// and writes the state, the parameters and the gradients once.
+  double getOptimizerTime(double parameters, bool mixedPrecision,
+                          int64_t updaters) const;
+
   /// Bus bandwidth (bytes/s per rank) of a collective group: NVLink inside a
   /// node; across nodes, the NICs of the group's ranks in one node.
   double getBusBandwidth(const GroupPlacement &group) const;
