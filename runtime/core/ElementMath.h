@@ -1,10 +1,11 @@
 //===- ElementMath.h - per-element formulas of cpu and cuda -----*- C++ -*-===//
 //
 // The formulas both backends compute element by element, written once:
-// the cpu backend instantiates them in double (rounding each result once,
-// as the reference evaluator does), the cuda kernels in float. A unit test
-// runs the float instantiations on the host, so the cuda arithmetic is
-// exercised where no GPU exists.
+// the cpu backend instantiates most in double (rounding each result once,
+// as the reference evaluator does) and the optimizers, which are bound by
+// double division and square root there, in float as the cuda kernels do. A
+// unit test runs the float instantiations on the host, so the cuda arithmetic
+// is exercised where no GPU exists.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,23 +142,53 @@ PARCRT_HOST_DEVICE inline T activationDerivative(Backend::Activation kind,
   return T(0);
 }
 
-/// One AdamW element: the moments' and the parameter's next values, with
-/// `correction1` = 1 - beta1^t and `correction2` = 1 - beta2^t. The caller
-/// passes 1 - beta1 and 1 - beta2 computed in double: in float, 1 - 0.999f
-/// is 4.7e-5 off (relatively), which the second moment would carry.
+/// AdamW's constants for one step t, from the hyperparameters in double and
+/// then rounded to T: in float, 1 - 0.999f is 4.7e-5 off (relatively),
+/// which the second moment would carry. The bias corrections are folded
+/// into the step size and the second moment's scale, and the weight decay
+/// into a factor, so that an element costs one division and one square
+/// root.
+template <typename T> struct AdamWStep {
+  T beta1, beta2, oneMinusBeta1, oneMinusBeta2, epsilon;
+  /// 1 - lr weight_decay.
+  T decay;
+  /// lr / (1 - beta1^t).
+  T stepSize;
+  /// 1 / (1 - beta2^t).
+  T secondMomentScale;
+};
+template <typename T>
+PARCRT_HOST_DEVICE inline AdamWStep<T>
+adamwStep(double lr, double beta1, double beta2, double epsilon,
+          double weightDecay, double step) {
+  using std::pow;
+  return {T(beta1),
+          T(beta2),
+          T(1 - beta1),
+          T(1 - beta2),
+          T(epsilon),
+          T(1 - lr * weightDecay),
+          T(lr / (1 - pow(beta1, step))),
+          T(1 / (1 - pow(beta2, step)))};
+}
+
+/// One AdamW element: the moments' and the parameter's next values,
+/// m' = beta1 m + (1 - beta1) g, v' = beta2 v + (1 - beta2) g^2 and
+/// p' = p - lr (m' / (1 - beta1^t) / (sqrt(v' / (1 - beta2^t)) + epsilon)
+///             + weight_decay p).
 template <typename T> struct AdamWElement {
   T param, firstMoment, secondMoment;
 };
 template <typename T>
 PARCRT_HOST_DEVICE inline AdamWElement<T>
-adamwElement(T param, T grad, T firstMoment, T secondMoment, T lr, T beta1,
-             T beta2, T oneMinusBeta1, T oneMinusBeta2, T epsilon,
-             T weightDecay, T correction1, T correction2) {
+adamwElement(T param, T grad, T firstMoment, T secondMoment,
+             const AdamWStep<T> &step) {
   using std::sqrt;
-  T m = beta1 * firstMoment + oneMinusBeta1 * grad;
-  T v = beta2 * secondMoment + oneMinusBeta2 * grad * grad;
-  T next = param - lr * (m / correction1 / (sqrt(v / correction2) + epsilon) +
-                         weightDecay * param);
+  T m = step.beta1 * firstMoment + step.oneMinusBeta1 * grad;
+  T v = step.beta2 * secondMoment + step.oneMinusBeta2 * grad * grad;
+  T next =
+      param * step.decay -
+      step.stepSize * m / (sqrt(v * step.secondMomentScale) + step.epsilon);
   return {next, m, v};
 }
 

@@ -1,7 +1,9 @@
 //===- OptimizerKernels.cpp - AdamW, SGD and gradient clipping ------------===//
 //
-// Mirrors lib/Interp/OptimizerKernels.cpp: each element is computed in
-// double from its f32 operands and rounded once per result. Every element
+// The formulas of core/ElementMath.h in float, as the cuda kernels compute
+// them (in double, AdamW's division and square root bound the step; the
+// reference evaluator, lib/Interp/OptimizerKernels.cpp, stays in double).
+// Every element
 // is read before any result is written, so a result may share memory with
 // the operand it replaces (param' with param, m' with m, ...).
 //
@@ -43,25 +45,23 @@ void cpu::adamwUpdate(const TensorRef *t, bool skippable, double lr,
   const auto *first = static_cast<const float *>(t[2].data);
   const auto *second = static_cast<const float *>(t[3].data);
   // The step count t (1 for the first update).
-  double step = *static_cast<const float *>(t[4].data);
+  math::AdamWStep<float> constants =
+      math::adamwStep<float>(lr, beta1, beta2, epsilon, weightDecay,
+                             *static_cast<const float *>(t[4].data));
   auto *newParam = static_cast<float *>(t[operands].data);
   auto *newFirst = static_cast<float *>(t[operands + 1].data);
   auto *newSecond = static_cast<float *>(t[operands + 2].data);
-  double correction1 = 1 - std::pow(beta1, step);
-  double correction2 = 1 - std::pow(beta2, step);
   parallelFor(t[0].numElements(), elementGrain,
               [&](int64_t begin, int64_t end) {
   // Element i is read before it is written and nothing else is: no
   // dependence between iterations, in place or not.
 #pragma omp simd
                 for (int64_t i = begin; i < end; ++i) {
-                  math::AdamWElement<double> next = math::adamwElement<double>(
-                      param[i], grad[i], first[i], second[i], lr, beta1, beta2,
-                      1 - beta1, 1 - beta2, epsilon, weightDecay, correction1,
-                      correction2);
-                  newParam[i] = static_cast<float>(next.param);
-                  newFirst[i] = static_cast<float>(next.firstMoment);
-                  newSecond[i] = static_cast<float>(next.secondMoment);
+                  math::AdamWElement<float> next = math::adamwElement<float>(
+                      param[i], grad[i], first[i], second[i], constants);
+                  newParam[i] = next.param;
+                  newFirst[i] = next.firstMoment;
+                  newSecond[i] = next.secondMoment;
                 }
               });
 }
@@ -77,13 +77,15 @@ void cpu::sgdUpdate(const TensorRef *t, bool skippable, double lr,
   const auto *buffer = static_cast<const float *>(t[2].data);
   auto *newParam = static_cast<float *>(t[operands].data);
   auto *newBuffer = static_cast<float *>(t[operands + 1].data);
+  auto rate = static_cast<float>(lr), keep = static_cast<float>(momentum);
   parallelFor(t[0].numElements(), elementGrain,
               [&](int64_t begin, int64_t end) {
+#pragma omp simd
                 for (int64_t i = begin; i < end; ++i) {
-                  math::SgdElement<double> next = math::sgdElement<double>(
-                      param[i], grad[i], buffer[i], lr, momentum);
-                  newParam[i] = static_cast<float>(next.param);
-                  newBuffer[i] = static_cast<float>(next.buffer);
+                  math::SgdElement<float> next = math::sgdElement<float>(
+                      param[i], grad[i], buffer[i], rate, keep);
+                  newParam[i] = next.param;
+                  newBuffer[i] = next.buffer;
                 }
               });
 }

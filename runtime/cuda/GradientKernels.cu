@@ -410,8 +410,8 @@ __device__ bool isSkipped(const float *skip) { return skip && *skip != 0; }
 __global__ void adamwKernel(const float *param, const float *grad,
                             const float *m, const float *v, const float *step,
                             const float *skip, float *paramOut, float *mOut,
-                            float *vOut, int64_t n, float lr, double beta1,
-                            double beta2, float epsilon, float decay) {
+                            float *vOut, int64_t n, double lr, double beta1,
+                            double beta2, double epsilon, double weightDecay) {
   if (isSkipped(skip)) {
     GRID_STRIDE_LOOP(i, n) {
       paramOut[i] = param[i];
@@ -420,16 +420,11 @@ __global__ void adamwKernel(const float *param, const float *grad,
     }
     return;
   }
-  double s = *step;
-  float correction1 = static_cast<float>(1.0 - pow(beta1, s));
-  float correction2 = static_cast<float>(1.0 - pow(beta2, s));
-  float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
-  float rest1 = static_cast<float>(1.0 - beta1),
-        rest2 = static_cast<float>(1.0 - beta2);
+  math::AdamWStep<float> constants =
+      math::adamwStep<float>(lr, beta1, beta2, epsilon, weightDecay, *step);
   GRID_STRIDE_LOOP(i, n) {
-    math::AdamWElement<float> next = math::adamwElement<float>(
-        param[i], grad[i], m[i], v[i], lr, b1, b2, rest1, rest2, epsilon, decay,
-        correction1, correction2);
+    math::AdamWElement<float> next =
+        math::adamwElement<float>(param[i], grad[i], m[i], v[i], constants);
     paramOut[i] = next.param;
     mOut[i] = next.firstMoment;
     vOut[i] = next.secondMoment;
@@ -605,8 +600,8 @@ cudaError_t parcrt::cuda::launchAdamwUpdate(const TensorRef *t, bool skippable,
       static_cast<const float *>(t[4].data),
       skippable ? static_cast<const float *>(t[5].data) : nullptr,
       static_cast<float *>(out[0].data), static_cast<float *>(out[1].data),
-      static_cast<float *>(out[2].data), n, static_cast<float>(lr), beta1,
-      beta2, static_cast<float>(epsilon), static_cast<float>(weightDecay));
+      static_cast<float *>(out[2].data), n, lr, beta1, beta2, epsilon,
+      weightDecay);
   return cudaGetLastError();
 }
 

@@ -35,25 +35,22 @@ TEST(ElementMathTest, AdamWInFloatFollowsDouble) {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, decay = 0.01;
   for (double step : {1.0, 10.0, 1000.0})
     for (double grad : {-3.0, -1e-4, 0.0, 0.5, 20.0}) {
+      // AdamW as written (Loshchilov and Hutter), in double.
       double c1 = 1 - std::pow(beta1, step), c2 = 1 - std::pow(beta2, step);
-      AdamWElement<double> exact =
-          adamwElement<double>(0.25, grad, 0.01, 0.002, lr, beta1, beta2,
-                               1 - beta1, 1 - beta2, epsilon, decay, c1, c2);
-      // As the cuda kernel calls it: 1 - beta in double, then rounded.
+      double m = beta1 * 0.01 + (1 - beta1) * grad;
+      double v = beta2 * 0.002 + (1 - beta2) * grad * grad;
+      double param =
+          0.25 - lr * (m / c1 / (std::sqrt(v / c2) + epsilon) + decay * 0.25);
       AdamWElement<float> single = adamwElement<float>(
-          0.25f, float(grad), 0.01f, 0.002f, float(lr), float(beta1),
-          float(beta2), float(1 - beta1), float(1 - beta2), float(epsilon),
-          float(decay), float(c1), float(c2));
-      EXPECT_NEAR(single.param, exact.param, 1e-6);
-      EXPECT_NEAR(single.firstMoment, exact.firstMoment,
-                  1e-6 * std::abs(exact.firstMoment) + 1e-9);
-      EXPECT_NEAR(single.secondMoment, exact.secondMoment,
-                  1e-5 * std::abs(exact.secondMoment) + 1e-12);
+          0.25f, float(grad), 0.01f, 0.002f,
+          adamwStep<float>(lr, beta1, beta2, epsilon, decay, step));
+      EXPECT_NEAR(single.param, param, 1e-7);
+      EXPECT_NEAR(single.firstMoment, m, 1e-6 * std::abs(m) + 1e-9);
+      EXPECT_NEAR(single.secondMoment, v, 1e-5 * std::abs(v) + 1e-12);
     }
   // The first step moves a parameter by about lr against its gradient.
-  AdamWElement<double> first =
-      adamwElement<double>(1.0, 2.0, 0.0, 0.0, lr, beta1, beta2, 1 - beta1,
-                           1 - beta2, epsilon, 0.0, 1 - beta1, 1 - beta2);
+  AdamWElement<double> first = adamwElement<double>(
+      1.0, 2.0, 0.0, 0.0, adamwStep<double>(lr, beta1, beta2, epsilon, 0, 1));
   EXPECT_NEAR(first.param, 1.0 - lr, 1e-9);
 }
 
