@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -786,14 +787,13 @@ TEST_F(CpuBackendTest, Conv2dPadsTopAndLeftOnly) {
   expectNear(y.values(), {-1, -2, -3, -4, -4, -4, -7, -4, -4});
 }
 
-/// conv2d by its definition, in double, over NCHW tensors.
-std::vector<double> convolutionReference(const std::vector<double> &x,
-                                         const std::vector<int64_t> &xs,
-                                         const std::vector<double> &w,
-                                         const std::vector<int64_t> &ws,
-                                         const std::vector<int64_t> &ys,
-                                         const int64_t *geometry) {
-  std::vector<double> y(ys[0] * ys[1] * ys[2] * ys[3], 0.0);
+/// Calls tap(y, x, w) with the flat NCHW indices of every product of
+/// input x and weight w that conv2d sums into output y.
+template <typename Tap>
+void forEachConvolutionTap(const std::vector<int64_t> &xs,
+                           const std::vector<int64_t> &ws,
+                           const std::vector<int64_t> &ys,
+                           const int64_t *geometry, Tap tap) {
   int64_t perGroup = ws[0] / geometry[8];
   for (int64_t n = 0; n < ys[0]; ++n)
     for (int64_t o = 0; o < ys[1]; ++o)
@@ -807,10 +807,23 @@ std::vector<double> convolutionReference(const std::vector<double> &x,
                 if (row < 0 || row >= xs[2] || col < 0 || col >= xs[3])
                   continue;
                 int64_t channel = o / perGroup * ws[1] + i;
-                y[((n * ys[1] + o) * ys[2] + r) * ys[3] + c] +=
-                    x[((n * xs[1] + channel) * xs[2] + row) * xs[3] + col] *
-                    w[((o * ws[1] + i) * ws[2] + kr) * ws[3] + kc];
+                tap(((n * ys[1] + o) * ys[2] + r) * ys[3] + c,
+                    ((n * xs[1] + channel) * xs[2] + row) * xs[3] + col,
+                    ((o * ws[1] + i) * ws[2] + kr) * ws[3] + kc);
               }
+}
+
+/// conv2d by its definition, in double, over NCHW tensors.
+std::vector<double> convolutionReference(const std::vector<double> &x,
+                                         const std::vector<int64_t> &xs,
+                                         const std::vector<double> &w,
+                                         const std::vector<int64_t> &ws,
+                                         const std::vector<int64_t> &ys,
+                                         const int64_t *geometry) {
+  std::vector<double> y(ys[0] * ys[1] * ys[2] * ys[3], 0.0);
+  forEachConvolutionTap(
+      xs, ws, ys, geometry,
+      [&](int64_t yi, int64_t xi, int64_t wi) { y[yi] += x[xi] * w[wi]; });
   return y;
 }
 
@@ -848,6 +861,50 @@ TEST_F(CpuBackendTest, Conv2dAndItsGradientsAgreeWithTheDefinition) {
   HostTensor probe(xs, unit), probed(ys);
   backend->conv2d(refs({&probe, &w, &probed}).data(), geometry);
   EXPECT_NEAR(dx.values()[5 * 6 + 3], dot(probed.values(), gv), 1e-5);
+}
+
+TEST_F(CpuBackendTest, Conv2dOverChannelBlocksAgreesWithTheDefinition) {
+  // Channels enough for oneDNN to run its blocked kernels (its layouts, not
+  // the tensors' NCHW), and ResNet-18's last stage at CIFAR size: a 3 x 3
+  // kernel over a 1 x 1 image, and a strided 1 x 1 one over 2 x 2.
+  struct Case {
+    std::vector<int64_t> xs, ws, ys;
+    std::array<int64_t, 9> geometry;
+  };
+  for (const Case &c : {Case{{8, 64, 1, 1},
+                             {48, 64, 3, 3},
+                             {8, 48, 1, 1},
+                             {1, 1, 1, 1, 1, 1, 1, 1, 1}},
+                        Case{{4, 32, 2, 2},
+                             {64, 32, 1, 1},
+                             {4, 64, 1, 1},
+                             {2, 2, 0, 0, 0, 0, 1, 1, 1}},
+                        Case{{2, 24, 6, 5},
+                             {40, 24, 3, 3},
+                             {2, 40, 6, 5},
+                             {1, 1, 1, 1, 1, 1, 1, 1, 1}}}) {
+    auto count = [](const std::vector<int64_t> &shape) {
+      return shape[0] * shape[1] * shape[2] * shape[3];
+    };
+    std::vector<double> xv = wavy(count(c.xs), 0.1), wv = wavy(count(c.ws), 1),
+                        gv = wavy(count(c.ys), 2);
+    std::vector<double> y(count(c.ys), 0.0), dx(xv.size(), 0.0),
+        dw(wv.size(), 0.0);
+    forEachConvolutionTap(c.xs, c.ws, c.ys, c.geometry.data(),
+                          [&](int64_t yi, int64_t xi, int64_t wi) {
+                            y[yi] += xv[xi] * wv[wi];
+                            dx[xi] += gv[yi] * wv[wi];
+                            dw[wi] += gv[yi] * xv[xi];
+                          });
+    HostTensor x(c.xs, xv), w(c.ws, wv), g(c.ys, gv), out(c.ys), xGrad(c.xs),
+        wGrad(c.ws);
+    backend->conv2d(refs({&x, &w, &out}).data(), c.geometry.data());
+    backend->conv2dInputGrad(refs({&w, &g, &xGrad}).data(), c.geometry.data());
+    backend->conv2dWeightGrad(refs({&x, &g, &wGrad}).data(), c.geometry.data());
+    expectNear(out.values(), y, 1e-4);
+    expectNear(xGrad.values(), dx, 1e-4);
+    expectNear(wGrad.values(), dw, 1e-4);
+  }
 }
 
 TEST_F(CpuBackendTest, Conv2dRejectsShapesThatDisagreeWithTheGeometry) {
