@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <variant>
 
 using namespace mlir;
 using namespace mlir::parc;
@@ -83,6 +84,13 @@ struct StageFigures {
   double pointToPoint = 0;
 };
 
+/// A mesh the search prices: its sizes, micro-batch and sequence
+/// parallelism.
+struct MeshChoice {
+  int64_t dp, tp, pp, microBatch;
+  bool sp;
+};
+
 class Searcher {
 public:
   Searcher(const ModelGraph &graph, const CostModel &costs, StrategyIlp &ilp,
@@ -92,8 +100,15 @@ public:
   SearchResult run();
 
 private:
-  void evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
-                bool sp);
+  /// The meshes the space and the fixed choices allow, in the search's
+  /// order, and those they refuse before any is priced.
+  std::vector<std::variant<MeshChoice, RejectedPlan>> enumerateMeshes() const;
+  /// Whether `choice` splits the batch into micro-batches that the model
+  /// cannot take (findMicrobatchRefusal).
+  bool refusesMicrobatches(const MeshChoice &choice) const;
+  /// The strategy ILP `choice` is priced with.
+  StrategyConfig getStrategyConfig(const MeshChoice &choice) const;
+  void evaluate(const MeshChoice &choice);
   /// Rejects a strategy that cannot serve (infeasible, or a tp the model
   /// cannot use); true when it did.
   bool rejectsStrategy(const StrategySolution &solution,
@@ -638,25 +653,32 @@ void Searcher::admit(EvaluatedPlan plan) {
   result.plans.push_back(std::move(plan));
 }
 
-void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
-                        bool sp) {
+bool Searcher::refusesMicrobatches(const MeshChoice &choice) const {
+  return microbatchRefusal &&
+         (choice.pp > 1 ||
+          options.globalBatch / (choice.dp * choice.microBatch) > 1);
+}
+
+StrategyConfig Searcher::getStrategyConfig(const MeshChoice &choice) const {
+  // The optimizer's share is priced at a pipeline-free plan's micro-batch
+  // count, which (tp, micro-batch) decide: keying the solves on each plan's
+  // own count would repeat them for every pipeline depth.
+  int64_t pipelineFreeDp = std::max<int64_t>(1, options.gpus / choice.tp);
+  return {choice.tp, choice.microBatch, choice.sp,
+          std::max<int64_t>(1, options.globalBatch /
+                                   (pipelineFreeDp * choice.microBatch))};
+}
+
+void Searcher::evaluate(const MeshChoice &choice) {
+  auto [dp, tp, pp, microBatch, sp] = choice;
   std::string mesh = llvm::formatv("dp={0} tp={1} pp={2} mb={3} sp={4}", dp,
                                    tp, pp, microBatch, sp ? "on" : "off");
-  if (microbatchRefusal &&
-      (pp > 1 || options.globalBatch / (dp * microBatch) > 1)) {
+  if (refusesMicrobatches(choice)) {
     reject(mesh, "the model cannot be split into micro-batches: " +
                      *microbatchRefusal);
     return;
   }
-  // The optimizer's share is priced at a pipeline-free plan's micro-batch
-  // count, which (tp, micro-batch) decide: keying the solves on each plan's
-  // own count would repeat them for every pipeline depth.
-  int64_t pipelineFreeDp = std::max<int64_t>(1, options.gpus / tp);
-  const StrategySolution &solution = ilp.solve(
-      {tp, microBatch, sp,
-       std::max<int64_t>(1, options.globalBatch /
-                                (pipelineFreeDp * microBatch))});
-  result.ilpSolves = ilp.getNumSolved();
+  const StrategySolution &solution = ilp.solve(getStrategyConfig(choice));
   if (rejectsStrategy(solution, mesh, tp))
     return;
   if (sp && !solution.usesSequenceParallel && tp > 1 &&
@@ -761,9 +783,13 @@ void Searcher::evaluate(int64_t dp, int64_t tp, int64_t pp, int64_t microBatch,
   }
 }
 
-SearchResult Searcher::run() {
+std::vector<std::variant<MeshChoice, RejectedPlan>>
+Searcher::enumerateMeshes() const {
+  std::vector<std::variant<MeshChoice, RejectedPlan>> meshes;
+  auto reject = [&](std::string mesh, std::string reason) {
+    meshes.push_back(RejectedPlan{std::move(mesh), std::move(reason)});
+  };
   int64_t gpus = options.gpus;
-  microbatchRefusal = findMicrobatchRefusal();
   for (int64_t tp : choices<int64_t>(options.fixed.tp, options.space.tp,
                                      getDivisors(gpus), 1)) {
     if (gpus % tp)
@@ -802,9 +828,30 @@ SearchResult Searcher::run() {
         for (bool sp : choices<bool>(options.fixed.sequenceParallel,
                                      options.space.sp && tp > 1, {false, true},
                                      false))
-          evaluate(dp, tp, pp, microBatch, sp);
+          meshes.push_back(MeshChoice{dp, tp, pp, microBatch, sp});
       }
     }
+  }
+  return meshes;
+}
+
+SearchResult Searcher::run() {
+  microbatchRefusal = findMicrobatchRefusal();
+  std::vector<std::variant<MeshChoice, RejectedPlan>> meshes =
+      enumerateMeshes();
+  // The strategy ILPs first, in parallel: they are most of a search's time.
+  std::vector<StrategyConfig> configs;
+  for (const auto &mesh : meshes)
+    if (const auto *choice = std::get_if<MeshChoice>(&mesh);
+        choice && !refusesMicrobatches(*choice))
+      configs.push_back(getStrategyConfig(*choice));
+  ilp.solveAll(configs);
+  result.ilpSolves = ilp.getNumSolved();
+  for (auto &mesh : meshes) {
+    if (auto *rejected = std::get_if<RejectedPlan>(&mesh))
+      reject(std::move(rejected->configuration), std::move(rejected->reason));
+    else
+      evaluate(std::get<MeshChoice>(mesh));
   }
   // Fastest first; plans within a millionth of each other's time are ties,
   // settled toward the simpler plan (data parallelism before tensor and

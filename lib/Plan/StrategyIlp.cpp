@@ -15,6 +15,7 @@
 #include "parc/Transforms/Resharding.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Threading.h"
 
 #include <set>
 
@@ -122,9 +123,31 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
   StrategySolution &solution = cache[key];
+  solveInto(config, getMesh(config.tp), solution);
+  return solution;
+}
+
+void StrategyIlp::solveAll(ArrayRef<StrategyConfig> configs) {
+  // The meshes and the cache's slots are made first, on this thread: each
+  // solve then writes only its own slot, and reads the graph, the cost
+  // model and the context (whose uniquing is thread-safe).
+  std::vector<std::tuple<StrategyConfig, dist::MeshOp, StrategySolution *>>
+      unsolved;
+  for (const StrategyConfig &config : configs) {
+    auto [slot, inserted] = cache.try_emplace(config.key());
+    if (inserted)
+      unsolved.emplace_back(config, getMesh(config.tp), &slot->second);
+  }
+  mlir::parallelForEach(meshes->getContext(), unsolved, [&](auto &unsolved) {
+    auto &[config, mesh, solution] = unsolved;
+    solveInto(config, mesh, *solution);
+  });
+}
+
+void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
+                            StrategySolution &solution) const {
   solution.config = config;
-  dist::MeshOp mesh = getMesh(config.tp);
-  StringAttr tpAxis = StringAttr::get(meshes->getContext(), "tp");
+  StringAttr tpAxis = StringAttr::get(mesh.getContext(), "tp");
   double batchScale = double(config.microBatch) / graph.getBatch();
 
   auto scaleOf = [&](bool batchScaled) {
@@ -402,7 +425,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
     solver.initialSolve();
     if (!solver.isProvenOptimal()) {
       solution.feasible = false;
-      return solution;
+      return;
     }
     const double *values = solver.getColSolution();
     bool integral = true;
@@ -421,7 +444,7 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
       values = model->bestSolution();
       if (!values || !model->isProvenOptimal()) {
         solution.feasible = false;
-        return solution;
+        return;
       }
       objectiveValue = model->getObjValue();
     }
@@ -532,5 +555,4 @@ const StrategySolution &StrategyIlp::solve(const StrategyConfig &config) {
                                   solution.layouts[output][0],
                                   node.batchScaled[0]);
   }
-  return solution;
 }

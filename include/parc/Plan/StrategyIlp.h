@@ -117,6 +117,10 @@ public:
 
   /// Solves (or returns the cached solution for) `config`.
   const StrategySolution &solve(const StrategyConfig &config);
+  /// Solves those of `configs` not solved yet, in parallel on the context's
+  /// threads (each solve is independent, so the solutions are the same as
+  /// one by one); `solve` then finds them.
+  void solveAll(ArrayRef<StrategyConfig> configs);
 
   /// Distinct configurations solved so far.
   int64_t getNumSolved() const { return cache.size(); }
@@ -125,6 +129,9 @@ public:
   dist::MeshOp getMesh(int64_t tp);
 
 private:
+  void solveInto(const StrategyConfig &config, dist::MeshOp mesh,
+                 StrategySolution &solution) const;
+
   const ModelGraph &graph;
   const CostModel &costs;
   OwningOpRef<ModuleOp> meshes;
