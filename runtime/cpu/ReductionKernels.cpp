@@ -73,6 +73,75 @@ static void visitReduced(const TensorRef &in, const std::vector<bool> &reduced,
                      });
 }
 
+/// Reduces `in` where its trailing dimensions are reduced and the reduced
+/// ones do not form one block (a batch norm's statistics over [N, C, H, W]
+/// keep C between N and H, W, which visitReduced would walk element by
+/// element on one thread): each trailing row is reduced on its own by
+/// `reduceRow(row, length)`, rows in parallel, and the rows' results then
+/// go into their totals in row order by `combine(total, rowResult)`. False,
+/// having done nothing, for any other layout.
+template <typename ReduceRow, typename Combine>
+static bool reduceTrailingRows(const TensorRef &in,
+                               const std::vector<bool> &reduced,
+                               ReduceRow &&reduceRow, Combine &&combine,
+                               std::vector<double> &totals) {
+  int first = in.rank;
+  while (first > 0 && reduced[first - 1])
+    --first;
+  if (first == in.rank || first == 0)
+    return false;
+  int64_t length = 1;
+  for (int dim = first; dim < in.rank; ++dim)
+    length *= in.shape[dim];
+  if (length == 0)
+    return true;
+  int64_t rows = in.numElements() / length;
+  const auto *values = static_cast<const float *>(in.data);
+  std::vector<double> rowResults(rows);
+  cpu::parallelFor(rows, cpu::rowGrain(length),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t row = begin; row < end; ++row)
+                       rowResults[row] =
+                           reduceRow(values + row * length, length);
+                   });
+  // The rows' totals, found as an odometer over the leading dimensions
+  // advances (a reduced dimension's stride into them is 0).
+  TensorRef kept = in;
+  for (int dim = 0; dim < in.rank; ++dim)
+    if (reduced[dim])
+      kept.shape[dim] = 1;
+  std::vector<int64_t> keptStrides = cpu::rowMajorStrides(kept);
+  std::vector<int64_t> index(first, 0);
+  int64_t target = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    combine(totals[target], rowResults[row]);
+    for (int dim = first - 1; dim >= 0; --dim) {
+      int64_t stride = reduced[dim] ? 0 : keptStrides[dim];
+      target += stride;
+      if (++index[dim] < in.shape[dim])
+        break;
+      target -= stride * in.shape[dim];
+      index[dim] = 0;
+    }
+  }
+  return true;
+}
+
+static double rowSum(const float *row, int64_t length) {
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < length; ++i)
+    sum += row[i];
+  return sum;
+}
+
+static double rowMaximum(const float *row, int64_t length) {
+  float maximum = -INFINITY;
+  for (int64_t i = 0; i < length; ++i)
+    maximum = std::max(maximum, row[i]);
+  return maximum;
+}
+
 static const char *reductionName(Backend::Reduce op) {
   switch (op) {
   case Backend::Reduce::Sum:
@@ -97,14 +166,17 @@ void cpu::reduce(Backend::Reduce op, const TensorRef *t, const int64_t *axes,
     reduced[axes[i]] = true;
     count *= in.shape[axes[i]];
   }
-  // Totals in double, each input value added in the same order on every
-  // layout path.
+  // Totals in double: an f32 result does not depend on the order the
+  // layout paths add in (but where double rounding ties).
   std::vector<double> totals(t[1].numElements(), 0.0);
   bool trailing = std::all_of(reduced.begin() + (in.rank - numAxes),
                               reduced.end(), [](bool r) { return r; });
+  auto add = [](double &total, double value) { total += value; };
   if (op == Backend::Reduce::Sum || op == Backend::Reduce::Mean) {
-    visitReduced(in, reduced,
-                 [&](int64_t target, float value) { totals[target] += value; });
+    if (!reduceTrailingRows(in, reduced, rowSum, add, totals))
+      visitReduced(in, reduced, [&](int64_t target, float value) {
+        add(totals[target], value);
+      });
   } else if (op == Backend::Reduce::LogSumExp && trailing) {
     // Over the trailing dimensions (a vocabulary-parallel loss's
     // normalizer): each line contiguous, exponentiated by oneDNN.
@@ -112,9 +184,13 @@ void cpu::reduce(Backend::Reduce op, const TensorRef *t, const int64_t *axes,
                  totals.data());
   } else {
     std::vector<double> maxima(totals.size(), -INFINITY);
-    visitReduced(in, reduced, [&](int64_t target, float value) {
-      maxima[target] = std::max(maxima[target], double(value));
-    });
+    auto raise = [](double &maximum, double value) {
+      maximum = std::max(maximum, value);
+    };
+    if (!reduceTrailingRows(in, reduced, rowMaximum, raise, maxima))
+      visitReduced(in, reduced, [&](int64_t target, float value) {
+        raise(maxima[target], value);
+      });
     if (op == Backend::Reduce::Max) {
       totals = std::move(maxima);
     } else {

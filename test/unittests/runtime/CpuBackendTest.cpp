@@ -381,6 +381,34 @@ TEST_F(CpuBackendTest, ReductionsOverDimensionsThatAreNotAdjacent) {
                              5 + 7 + 13 + 15});
 }
 
+TEST_F(CpuBackendTest, ReductionsOfTrailingRowsIntoInterleavedTotals) {
+  // A batch norm's statistics in groups: [groups, batch, channels, h, w]
+  // over batch, h and w, keeping groups and channels; rows long enough to
+  // run on several threads, with a few values far from the rest.
+  std::vector<int64_t> shape = {2, 3, 5, 40, 41};
+  int64_t rowLength = 40 * 41, count = 2 * 3 * 5 * rowLength;
+  std::vector<double> xs(count);
+  for (int64_t i = 0; i < count; ++i)
+    xs[i] = std::sin(0.37 * i) + (i % 997 == 0 ? 1e3 : 0);
+  std::vector<double> sums(2 * 5, 0.0), maxima(2 * 5, -INFINITY);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t row = i / rowLength, channel = row % 5, group = row / 15;
+    sums[group * 5 + channel] += xs[i];
+    maxima[group * 5 + channel] = std::max(maxima[group * 5 + channel], xs[i]);
+  }
+  std::vector<double> means = sums;
+  for (double &mean : means)
+    mean /= 3 * rowLength;
+  HostTensor x(shape, xs), sum({2, 1, 5, 1, 1}), mean({2, 5}), max({2, 5});
+  int64_t axes[] = {1, 3, 4};
+  backend->reduce(Backend::Reduce::Sum, refs({&x, &sum}).data(), axes, 3);
+  backend->reduce(Backend::Reduce::Mean, refs({&x, &mean}).data(), axes, 3);
+  backend->reduce(Backend::Reduce::Max, refs({&x, &max}).data(), axes, 3);
+  expectNear(sum.values(), sums, 1e-3);
+  expectNear(mean.values(), means, 1e-6);
+  expectNear(max.values(), maxima, 1e-4);
+}
+
 // Along the contiguous last axis and along a strided first one; shifted by
 // the maximum, so 1000 does not overflow; a line of -inf gives -inf.
 TEST_F(CpuBackendTest, LogSumExp) {
