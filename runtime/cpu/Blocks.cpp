@@ -25,6 +25,44 @@ std::vector<int64_t> cpu::broadcastStrides(const TensorRef &operand,
   return strides;
 }
 
+void cpu::mergeDimensions(
+    std::vector<int64_t> &shape,
+    std::initializer_list<std::vector<int64_t> *> strides) {
+  // Built from the innermost dimension out: each dimension joins the one
+  // inside it when every operand's stride over it is the inner one's times
+  // the inner size (0 = 0 for a broadcast pair).
+  std::vector<int64_t> merged;
+  std::vector<std::vector<int64_t>> mergedStrides(strides.size());
+  for (int dim = static_cast<int>(shape.size()) - 1; dim >= 0; --dim) {
+    if (shape[dim] == 1)
+      continue;
+    bool joins = !merged.empty();
+    size_t operand = 0;
+    for (const std::vector<int64_t> *own : strides)
+      joins = joins && (*own)[dim] == mergedStrides[operand++].back() *
+                                          merged.back();
+    if (joins) {
+      merged.back() *= shape[dim];
+      continue;
+    }
+    merged.push_back(shape[dim]);
+    operand = 0;
+    for (const std::vector<int64_t> *own : strides)
+      mergedStrides[operand++].push_back((*own)[dim]);
+  }
+  if (merged.empty()) {
+    merged.push_back(1);
+    for (std::vector<int64_t> &own : mergedStrides)
+      own.push_back(0);
+  }
+  shape.assign(merged.rbegin(), merged.rend());
+  size_t operand = 0;
+  for (std::vector<int64_t> *own : strides) {
+    own->assign(mergedStrides[operand].rbegin(), mergedStrides[operand].rend());
+    ++operand;
+  }
+}
+
 int64_t cpu::outerCount(const TensorRef &t, int64_t dim) {
   int64_t count = 1;
   for (int64_t d = 0; d < dim; ++d)

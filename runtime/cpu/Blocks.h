@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace parcrt::cpu {
@@ -24,6 +25,13 @@ std::vector<int64_t> rowMajorStrides(const TensorRef &t);
 /// dimensions are right-aligned; a size-1 or missing one has stride 0).
 std::vector<int64_t> broadcastStrides(const TensorRef &operand,
                                       const TensorRef &result);
+
+/// Merges adjacent dimensions of `shape` that every operand, whose strides
+/// over `shape` are `strides` (0 along a broadcast dimension), walks as one
+/// dimension: contiguous together, or broadcast along both. Dimensions of
+/// size 1 disappear; one dimension is always left.
+void mergeDimensions(std::vector<int64_t> &shape,
+                     std::initializer_list<std::vector<int64_t> *> strides);
 
 /// The number of positions before `dim` (product of shape[0, dim)).
 int64_t outerCount(const TensorRef &t, int64_t dim);

@@ -33,14 +33,20 @@ static void broadcast(const TensorRef *t, Fn fn) {
   }
   if (count == 0)
     return;
-  // Row by row: along a row each operand steps by 1 or stays (0).
+  // Row by row: along a row each operand steps by 1 or stays (0). Adjacent
+  // dimensions that both operands walk as one are one, so that rows are as
+  // long as the layouts allow: [N, C, H, W] by a batch norm's [1, C, 1, 1]
+  // has rows of H * W, not of W.
   const TensorRef &result = t[2];
+  std::vector<int64_t> shape(result.shape, result.shape + result.rank);
   std::vector<int64_t> lhsStrides = cpu::broadcastStrides(t[0], result);
   std::vector<int64_t> rhsStrides = cpu::broadcastStrides(t[1], result);
-  int64_t length = result.shape[result.rank - 1];
+  cpu::mergeDimensions(shape, {&lhsStrides, &rhsStrides});
+  int rank = static_cast<int>(shape.size());
+  int64_t length = shape.back();
   int64_t lhsStep = lhsStrides.back(), rhsStep = rhsStrides.back();
   auto rows = [&](int64_t begin, int64_t end) {
-    cpu::forEachRow<2>(result.shape, result.rank,
+    cpu::forEachRow<2>(shape.data(), rank,
                        {lhsStrides.data(), rhsStrides.data()}, begin, end,
                        [&](int64_t row, const std::array<int64_t, 2> &at) {
                          const In *l = lhs + at[0], *r = rhs + at[1];

@@ -119,6 +119,53 @@ TEST_F(CpuBackendTest, MulAndDivElementwise) {
   expectNear(quotient.values(), {1, -2, 3});
 }
 
+TEST_F(CpuBackendTest, BroadcastsOverMergedDimensions) {
+  // [2, 3, 4, 5] against a batch norm's [1, 3, 1, 1], a trailing [4, 5], a
+  // [2, 1, 4, 1] by a [3, 1, 5] (both broadcast, nothing merges across),
+  // and unit dimensions among them.
+  struct Case {
+    std::vector<int64_t> lhs, rhs, result;
+  };
+  for (const Case &c : {Case{{2, 3, 4, 5}, {1, 3, 1, 1}, {2, 3, 4, 5}},
+                        Case{{2, 3, 4, 5}, {4, 5}, {2, 3, 4, 5}},
+                        Case{{2, 1, 4, 1}, {3, 1, 5}, {2, 3, 4, 5}},
+                        Case{{1, 3, 1, 1}, {2, 1, 1, 4, 5}, {2, 1, 3, 4, 5}}}) {
+    auto count = [](const std::vector<int64_t> &shape) {
+      int64_t n = 1;
+      for (int64_t size : shape)
+        n *= size;
+      return n;
+    };
+    std::vector<double> lv(count(c.lhs)), rv(count(c.rhs));
+    for (size_t i = 0; i < lv.size(); ++i)
+      lv[i] = 1 + i;
+    for (size_t i = 0; i < rv.size(); ++i)
+      rv[i] = 1000 * (1 + i);
+    // Element i of the result by its index, each operand's aligned right.
+    std::vector<double> expected(count(c.result));
+    for (size_t i = 0; i < expected.size(); ++i) {
+      auto at = [&](const std::vector<int64_t> &shape) {
+        int64_t rest = i, offset = 0, stride = 1;
+        for (int dim = static_cast<int>(c.result.size()) - 1,
+                 own = static_cast<int>(shape.size()) - 1;
+             dim >= 0; --dim, --own) {
+          int64_t index = rest % c.result[dim];
+          rest /= c.result[dim];
+          if (own < 0)
+            continue;
+          offset += (shape[own] == 1 ? 0 : index) * stride;
+          stride *= shape[own];
+        }
+        return offset;
+      };
+      expected[i] = lv[at(c.lhs)] + rv[at(c.rhs)];
+    }
+    HostTensor a(c.lhs, lv), b(c.rhs, rv), out(c.result);
+    backend->binary('+', refs({&a, &b, &out}).data());
+    expectNear(out.values(), expected);
+  }
+}
+
 TEST_F(CpuBackendTest, MatmulWithTransposedBroadcastWeight) {
   // lhs [2, 1, 2] (batch 2), rhs [3, 2] used transposed as [2, 3].
   HostTensor a({2, 1, 2}, {1, 2, 3, 4}), w({3, 2}, {1, 0, 0, 1, 1, 1}),
