@@ -39,8 +39,8 @@ void cpu::mergeDimensions(
     bool joins = !merged.empty();
     size_t operand = 0;
     for (const std::vector<int64_t> *own : strides)
-      joins = joins && (*own)[dim] == mergedStrides[operand++].back() *
-                                          merged.back();
+      joins = joins &&
+              (*own)[dim] == mergedStrides[operand++].back() * merged.back();
     if (joins) {
       merged.back() *= shape[dim];
       continue;

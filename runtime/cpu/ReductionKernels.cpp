@@ -98,12 +98,11 @@ static bool reduceTrailingRows(const TensorRef &in,
   int64_t rows = in.numElements() / length;
   const auto *values = static_cast<const float *>(in.data);
   std::vector<double> rowResults(rows);
-  cpu::parallelFor(rows, cpu::rowGrain(length),
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t row = begin; row < end; ++row)
-                       rowResults[row] =
-                           reduceRow(values + row * length, length);
-                   });
+  cpu::parallelFor(
+      rows, cpu::rowGrain(length), [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row)
+          rowResults[row] = reduceRow(values + row * length, length);
+      });
   // The rows' totals, found as an odometer over the leading dimensions
   // advances (a reduced dimension's stride into them is 0).
   TensorRef kept = in;
