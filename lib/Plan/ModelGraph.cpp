@@ -170,6 +170,27 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
 
   // Segments from parameter names.
   LayerNumbering numbering(training);
+  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<std::string> resultNames = getResultNames(training);
+  // A backward op whose results only make gradients of parameters outside
+  // the layers (the token embedding's, and its sum with a tied LM head's)
+  // is the part before or after the layers, not the layer whose gradient
+  // it reads.
+  llvm::DenseSet<Operation *> outsideGradientOps;
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    auto makesOutsideGradient = [&](OpOperand &use) {
+      if (use.getOwner() != returnOp)
+        return outsideGradientOps.contains(use.getOwner());
+      StringRef name = resultNames[use.getOperandNumber()];
+      return name.consume_back(".grad") && !numbering.lookup(name);
+    };
+    if (!forward.contains(&op) && op.getNumResults() > 0 &&
+        llvm::all_of(op.getResults(), [&](Value result) {
+          return !result.use_empty() &&
+                 llvm::all_of(result.getUses(), makesOutsideGradient);
+        }))
+      outsideGradientOps.insert(&op);
+  }
   llvm::DenseMap<Value, int64_t> valueLayer;
   bool seenLayer = false;
   SmallVector<Operation *> preOps, postOps;
@@ -199,6 +220,8 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
     // tensors it reads, else to the earliest layer among the gradients it
     // combines: the residual stream's gradient flows from layer i + 1 into
     // layer i and must not drag every layer's backward ops into the last.
+    if (outsideGradientOps.contains(&op))
+      usesOtherParams = true;
     if (!layer && !usesOtherParams) {
       bool backward = !forward.contains(&op);
       std::optional<int64_t> latestSaved, earliestGradient;
@@ -350,8 +373,6 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
     }
   }
   // Each gradient result `<param>.grad` goes to its parameter's layout.
-  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
-  SmallVector<std::string> resultNames = getResultNames(training);
   llvm::StringMap<unsigned> parameterIndex;
   for (const ModelArgument &argument : *arguments)
     if (argument.role == ArgumentRole::Param)

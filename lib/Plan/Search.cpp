@@ -484,6 +484,11 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     // Each part's forward and backward pass: what the part itself needs at
     // its peak, on top of what the earlier parts keep, the other
     // micro-batches in flight keep, and the gradients held.
+    // The embedding's backward adds a tied LM head's gradient into its own
+    // (written over it), which its peak counts: that gradient is no longer
+    // held beside it.
+    double handedOver =
+        pp == 1 ? gradientBytes(post.sharedParameters) : 0.0;
     double before = 0, after = gradientsAll;
     for (const Part &part : parts) {
       after -= part.gradients;
@@ -497,14 +502,22 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
                                   : part.cost->forwardPeak);
         memory.activations = (inFlight - 1) * keptAll + before + own.savedBytes;
         memory.temporaries = own.bytes - own.savedBytes;
-        memory.gradients = accumulating ? gradientsAll : backward ? after : 0.0;
+        memory.gradients =
+            accumulating ? gradientsAll
+            : backward   ? after - (part.cost == &pre ? handedOver : 0.0)
+                         : 0.0;
         consider(memory);
       }
       before += part.kept;
     }
-    // The optimizer update: the gradients, each freed into its update.
+    // The optimizer update: the gradients, each freed into its update;
+    // under mixed precision each is widened to f32 for it, the largest
+    // one's copy (of this rank's shard under ZeRO) held beside them.
     MemoryBreakdown update = base;
-    update.gradients = gradientsAll;
+    update.gradients = gradientsAll - handedOver;
+    if (mixed)
+      update.temporaries = 4 * plan.strategy->largestParameter /
+                           (plan.zero > 0 ? plan.dp : 1);
     consider(update);
   }
 }

@@ -471,8 +471,11 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
     SegmentCost &segment = solution.segments[node.segment];
     if (node.kind == GraphNode::Param) {
       auto type = cast<RankedTensorType>(node.argument.getType());
-      segment.parameters +=
+      double elements =
           candidate.resultLayouts[0].getLocalType(type, mesh).getNumElements();
+      segment.parameters += elements;
+      solution.largestParameter =
+          std::max(solution.largestParameter, elements);
       continue;
     }
     if (node.kind != GraphNode::Op)

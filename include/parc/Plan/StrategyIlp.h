@@ -106,6 +106,8 @@ struct StrategySolution {
   /// The share of the FLOPs in ops the chosen strategies split over tp.
   double splitFlopShare = 0;
   double objective = 0;
+  /// The most elements of one parameter on a rank.
+  double largestParameter = 0;
   int64_t variables = 0;
 };
 
