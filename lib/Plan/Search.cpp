@@ -487,8 +487,7 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     // The embedding's backward adds a tied LM head's gradient into its own
     // (written over it), which its peak counts: that gradient is no longer
     // held beside it.
-    double handedOver =
-        pp == 1 ? gradientBytes(post.sharedParameters) : 0.0;
+    double handedOver = pp == 1 ? gradientBytes(post.sharedParameters) : 0.0;
     double before = 0, after = gradientsAll;
     for (const Part &part : parts) {
       after -= part.gradients;
@@ -502,10 +501,10 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
                                   : part.cost->forwardPeak);
         memory.activations = (inFlight - 1) * keptAll + before + own.savedBytes;
         memory.temporaries = own.bytes - own.savedBytes;
-        memory.gradients =
-            accumulating ? gradientsAll
-            : backward   ? after - (part.cost == &pre ? handedOver : 0.0)
-                         : 0.0;
+        memory.gradients = accumulating ? gradientsAll
+                           : backward
+                               ? after - (part.cost == &pre ? handedOver : 0.0)
+                               : 0.0;
         consider(memory);
       }
       before += part.kept;
@@ -516,8 +515,8 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     MemoryBreakdown update = base;
     update.gradients = gradientsAll - handedOver;
     if (mixed)
-      update.temporaries = 4 * plan.strategy->largestParameter /
-                           (plan.zero > 0 ? plan.dp : 1);
+      update.temporaries =
+          4 * plan.strategy->largestParameter / (plan.zero > 0 ? plan.dp : 1);
     consider(update);
   }
 }

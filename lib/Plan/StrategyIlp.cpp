@@ -474,8 +474,7 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
       double elements =
           candidate.resultLayouts[0].getLocalType(type, mesh).getNumElements();
       segment.parameters += elements;
-      solution.largestParameter =
-          std::max(solution.largestParameter, elements);
+      solution.largestParameter = std::max(solution.largestParameter, elements);
       continue;
     }
     if (node.kind != GraphNode::Op)
