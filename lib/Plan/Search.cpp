@@ -481,13 +481,13 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
         plan.peakStage = s;
       }
     };
-    // Each part's forward and backward pass: what the part itself needs at
-    // its peak, on top of what the earlier parts keep, the other
-    // micro-batches in flight keep, and the gradients held.
     // The embedding's backward adds a tied LM head's gradient into its own
     // (written over it), which its peak counts: that gradient is no longer
     // held beside it.
     double handedOver = pp == 1 ? gradientBytes(post.sharedParameters) : 0.0;
+    // Each part's forward and backward pass: what the part itself needs at
+    // its peak, on top of what the earlier parts keep, the other
+    // micro-batches in flight keep, and the gradients held.
     double before = 0, after = gradientsAll;
     for (const Part &part : parts) {
       after -= part.gradients;
@@ -511,12 +511,16 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     }
     // The optimizer update: the gradients, each freed into its update;
     // under mixed precision each is widened to f32 for it, the largest
-    // one's copy (of this rank's shard under ZeRO) held beside them.
+    // one's copy held beside them (of this rank's shard under ZeRO or a
+    // colocated server; dedicated servers update on ranks of their own).
     MemoryBreakdown update = base;
     update.gradients = gradientsAll - handedOver;
-    if (mixed)
-      update.temporaries =
-          4 * plan.strategy->largestParameter / (plan.zero > 0 ? plan.dp : 1);
+    bool server = plan.sync == DataParallelSync::ParameterServer;
+    if (mixed && !(server && plan.placement == ServerPlacement::Dedicated))
+      update.temporaries = 4 * plan.strategy->largestParameter /
+                           (plan.zero > 0 ? plan.dp
+                            : server      ? plan.servers
+                                          : 1);
     consider(update);
   }
 }
