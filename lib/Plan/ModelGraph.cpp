@@ -220,9 +220,7 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
     // tensors it reads, else to the earliest layer among the gradients it
     // combines: the residual stream's gradient flows from layer i + 1 into
     // layer i and must not drag every layer's backward ops into the last.
-    if (outsideGradientOps.contains(&op))
-      usesOtherParams = true;
-    if (!layer && !usesOtherParams) {
+    if (!layer && !usesOtherParams && !outsideGradientOps.contains(&op)) {
       bool backward = !forward.contains(&op);
       std::optional<int64_t> latestSaved, earliestGradient;
       for (Value operand : op.getOperands()) {

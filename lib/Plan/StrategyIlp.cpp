@@ -138,8 +138,8 @@ void StrategyIlp::solveAll(ArrayRef<StrategyConfig> configs) {
     if (inserted)
       unsolved.emplace_back(config, getMesh(config.tp), &slot->second);
   }
-  mlir::parallelForEach(meshes->getContext(), unsolved, [&](auto &unsolved) {
-    auto &[config, mesh, solution] = unsolved;
+  mlir::parallelForEach(meshes->getContext(), unsolved, [&](auto &entry) {
+    auto &[config, mesh, solution] = entry;
     solveInto(config, mesh, *solution);
   });
 }

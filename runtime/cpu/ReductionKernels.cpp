@@ -10,6 +10,21 @@
 
 using namespace parcrt;
 
+/// Each dimension's stride into the totals of `in` reduced over `reduced`
+/// (0 along a reduced dimension).
+static std::vector<int64_t> getTotalStrides(const TensorRef &in,
+                                            const std::vector<bool> &reduced) {
+  TensorRef kept = in;
+  for (int dim = 0; dim < in.rank; ++dim)
+    if (reduced[dim])
+      kept.shape[dim] = 1;
+  std::vector<int64_t> strides = cpu::rowMajorStrides(kept);
+  for (int dim = 0; dim < in.rank; ++dim)
+    if (reduced[dim])
+      strides[dim] = 0;
+  return strides;
+}
+
 /// Calls `visit(target, value)` for every element of `in`, in row-major
 /// order, with `target` the position of its total among the kept
 /// dimensions (the same whether or not the result keeps size-1 dims).
@@ -53,14 +68,7 @@ static void visitReduced(const TensorRef &in, const std::vector<bool> &reduced,
   }
   // Any other layout: row by row in row-major order, each row's totals
   // found from its index (a reduced dimension's stride into them is 0).
-  TensorRef kept = in;
-  for (int dim = 0; dim < in.rank; ++dim)
-    if (reduced[dim])
-      kept.shape[dim] = 1;
-  std::vector<int64_t> keptStrides = cpu::rowMajorStrides(kept);
-  for (int dim = 0; dim < in.rank; ++dim)
-    if (reduced[dim])
-      keptStrides[dim] = 0;
+  std::vector<int64_t> keptStrides = getTotalStrides(in, reduced);
   int64_t length = in.shape[in.rank - 1], step = keptStrides[in.rank - 1];
   if (length == 0)
     return;
@@ -103,26 +111,16 @@ static bool reduceTrailingRows(const TensorRef &in,
         for (int64_t row = begin; row < end; ++row)
           rowResults[row] = reduceRow(values + row * length, length);
       });
-  // The rows' totals, found as an odometer over the leading dimensions
-  // advances (a reduced dimension's stride into them is 0).
-  TensorRef kept = in;
-  for (int dim = 0; dim < in.rank; ++dim)
-    if (reduced[dim])
-      kept.shape[dim] = 1;
-  std::vector<int64_t> keptStrides = cpu::rowMajorStrides(kept);
-  std::vector<int64_t> index(first, 0);
-  int64_t target = 0;
-  for (int64_t row = 0; row < rows; ++row) {
-    combine(totals[target], rowResults[row]);
-    for (int dim = first - 1; dim >= 0; --dim) {
-      int64_t stride = reduced[dim] ? 0 : keptStrides[dim];
-      target += stride;
-      if (++index[dim] < in.shape[dim])
-        break;
-      target -= stride * in.shape[dim];
-      index[dim] = 0;
-    }
-  }
+  // Each row's total, walking the leading dimensions with the trailing ones
+  // as one row.
+  std::vector<int64_t> shape(in.shape, in.shape + first);
+  shape.push_back(length);
+  std::vector<int64_t> strides = getTotalStrides(in, reduced);
+  strides.resize(first + 1);
+  cpu::forEachRow<1>(shape.data(), first + 1, {strides.data()}, 0, rows,
+                     [&](int64_t row, const std::array<int64_t, 1> &target) {
+                       combine(totals[target[0]], rowResults[row]);
+                     });
   return true;
 }
 
