@@ -115,19 +115,26 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
   // own recomputation applied to a copy, every layer recomputed.
   std::set<int64_t> layerIndices = getLayerIndices(training);
   llvm::DenseSet<Value> keptSelective, keptFull;
+  llvm::DenseSet<Operation *> recomputedSelective, recomputedFull;
   for (RecomputeGranularity granularity :
        {RecomputeGranularity::Selective, RecomputeGranularity::Full}) {
-    llvm::DenseSet<Value> &kept = granularity == RecomputeGranularity::Selective
-                                      ? keptSelective
-                                      : keptFull;
+    bool selective = granularity == RecomputeGranularity::Selective;
+    llvm::DenseSet<Value> &kept = selective ? keptSelective : keptFull;
     if (layerIndices.empty())
       continue;
     IRMapping mapping;
     OwningOpRef<func::FuncOp> copy(
         cast<func::FuncOp>(training->clone(mapping)));
-    if (failed(recomputeLayers(*copy, layerIndices, granularity,
-                               [&] { return emitError(func.getLoc()); })))
+    SmallVector<Operation *> recomputedCopies;
+    if (failed(recomputeLayers(
+            *copy, layerIndices, granularity,
+            [&] { return emitError(func.getLoc()); }, &recomputedCopies)))
       return failure();
+    llvm::DenseSet<Operation *> copied(recomputedCopies.begin(),
+                                       recomputedCopies.end());
+    for (Operation *op : forwardOps)
+      if (copied.contains(mapping.lookup(op)))
+        (selective ? recomputedSelective : recomputedFull).insert(op);
     for (Operation *op : forwardOps)
       for (auto [result, copied] :
            llvm::zip(op->getResults(), mapping.lookup(op)->getResults()))
@@ -280,6 +287,8 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
       node.keptFull.push_back(keptFull.contains(result));
       node.batchScaled.push_back(batches.spans(result));
     }
+    node.recomputedSelective = recomputedSelective.contains(op);
+    node.recomputedFull = recomputedFull.contains(op);
     for (Value operand : op->getOperands())
       node.operandBatchScaled.push_back(batches.spans(operand));
     graph.nodes.push_back(std::move(node));

@@ -250,18 +250,8 @@ std::vector<NamedSharding>
 mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
                            const ModelGraph &graph) {
   std::vector<NamedSharding> pins;
-  if (plan.recompute != Recompute::None)
-    return pins;
   SmallVector<Operation *> positioned = getPlanPositionedOps(step);
-  // Under ZeRO a parameter's gradient (or a part of one) stays as
-  // propagation lays it out: it is reduce-scattered from a pending sum over
-  // dp, which a pin would end.
-  llvm::DenseSet<int64_t> makesGradient;
-  if (plan.zero > 0)
-    for (const LiveTensor &tensor : graph.getLiveTensors())
-      if (tensor.kind == LiveTensor::Gradient)
-        makesGradient.insert(tensor.start);
-  for (auto [index, live] : llvm::enumerate(graph.getLiveOps())) {
+  for (const LiveOp &live : graph.getLiveOps()) {
     const GraphNode &node = graph.getNodes()[live.node];
     if (live.planPosition < 0)
       continue;
@@ -272,7 +262,7 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
     if (!op || op->getName() != node.op->getName() ||
         op->getNumResults() != node.op->getNumResults())
       return {};
-    if (op->getNumResults() == 0 || makesGradient.contains(index))
+    if (op->getNumResults() == 0)
       continue;
     TensorSharding wanted = plan.strategy->layouts[live.node][0];
     std::optional<TensorSharding> found = getRecordedSharding(op->getResult(0));

@@ -66,6 +66,8 @@ namespace {
 struct LayerFigures {
   std::vector<double> time;       // per micro-batch, forward+backward+comm
   std::vector<double> recompute;  // extra forward time
+  /// Bytes sent per micro-batch over tp, recomputation's included.
+  std::vector<double> communicationBytes;
   std::vector<double> activation; // bytes kept per micro-batch
   std::vector<const SegmentCost *> cost;
   std::vector<double> parameters;
@@ -76,7 +78,7 @@ struct LayerFigures {
 /// forward+backward+tp time and recomputation, what the stage holds, and its
 /// layers; the slowest stage; the point-to-point time per micro-batch.
 struct StageFigures {
-  std::vector<double> time, recompute, parameters, boundary;
+  std::vector<double> time, recompute, parameters, boundary, communicationBytes;
   std::vector<int64_t> layers;
   /// The stage's layers in model order.
   std::vector<std::vector<int64_t>> layerIndices;
@@ -172,17 +174,21 @@ LayerFigures Searcher::getLayerFigures(const StrategySolution &solution,
         solution.segments.at({Segment::Layer, layerClass});
     double forward = cost.forwardTime;
     double extra = 0, kept = cost.activationBytes;
+    SegmentCost::Communication again;
     if (recompute == Recompute::Full) {
       // The forward pass runs again, its collectives included.
-      extra = forward + cost.forwardCommunicationTime;
+      again = cost.fullRecomputeCommunication;
+      extra = forward + again.time;
       kept = cost.fullActivationBytes;
     } else if (recompute == Recompute::Selective) {
-      extra = cost.parameterFreeForwardTime;
+      again = cost.selectiveRecomputeCommunication;
+      extra = cost.parameterFreeForwardTime + again.time;
       kept = cost.selectiveActivationBytes;
     }
     figures.time.push_back(forward + cost.backwardTime +
                            cost.communicationTime);
     figures.recompute.push_back(extra);
+    figures.communicationBytes.push_back(cost.communicationBytes + again.bytes);
     figures.activation.push_back(kept);
     figures.cost.push_back(&cost);
     figures.parameters.push_back(cost.parameters);
@@ -265,8 +271,8 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
                                     int64_t v,
                                     const std::vector<int64_t> &sizes) const {
   StageFigures stages;
-  for (auto *figures :
-       {&stages.time, &stages.recompute, &stages.parameters, &stages.boundary})
+  for (auto *figures : {&stages.time, &stages.recompute, &stages.parameters,
+                        &stages.boundary, &stages.communicationBytes})
     figures->assign(pp, 0);
   stages.layers.assign(pp, 0);
   stages.layerIndices.resize(pp);
@@ -278,6 +284,7 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
       stages.time[stage] += layers.time[layer];
       stages.recompute[stage] += layers.recompute[layer];
       stages.parameters[stage] += layers.parameters[layer];
+      stages.communicationBytes[stage] += layers.communicationBytes[layer];
       stages.layerIndices[stage].push_back(layer);
       stages.boundary[stage] =
           std::max(stages.boundary[stage], layers.output[layer]);
@@ -286,6 +293,8 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
   stages.time[0] += pre.forwardTime + pre.backwardTime + pre.communicationTime;
   stages.time[pp - 1] +=
       post.forwardTime + post.backwardTime + post.communicationTime;
+  stages.communicationBytes[0] += pre.communicationBytes;
+  stages.communicationBytes[pp - 1] += post.communicationBytes;
   stages.parameters[0] += pre.parameters;
   stages.parameters[pp - 1] += post.parameters;
   if (pp > 1)
@@ -399,11 +408,7 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   int64_t updaters = server ? plan.servers : zero >= 1 ? dp : 1;
   plan.time.optimizer = costs.getOptimizerTime(stageParams, mixed, updaters);
   plan.stepTime = plan.time.total();
-  double edgeBytes = (slowest == 0 ? pre.communicationBytes : 0) +
-                     (slowest == plan.pp - 1 ? post.communicationBytes : 0);
-  plan.commBytesPerRank =
-      dpBytes + m * (layerCost.communicationBytes * stages.layers[slowest] +
-                     edgeBytes);
+  plan.commBytesPerRank = dpBytes + m * stages.communicationBytes[slowest];
 
   // Megatron's counting: 3 forward passes' worth of FLOPs (4 with full
   // recomputation) over the global batch.

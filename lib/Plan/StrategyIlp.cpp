@@ -71,6 +71,21 @@ dist::MeshOp StrategyIlp::getMesh(int64_t tp) {
 /// activations and gradients of other owners are what those hold. An op
 /// also holds the copies its operands are resharded into where that makes
 /// a new buffer (`copyBytes` per node).
+/// Counts communication of `node` (its own collectives, or a resharding of
+/// an operand) again under each recomputation that runs the node again.
+static void addRecomputedCommunication(SegmentCost &segment,
+                                       const GraphNode &node, double time,
+                                       double bytes) {
+  for (auto [recomputed, communication] :
+       {std::pair{node.recomputedSelective,
+                  &segment.selectiveRecomputeCommunication},
+        std::pair{node.recomputedFull, &segment.fullRecomputeCommunication}})
+    if (recomputed) {
+      communication->time += time;
+      communication->bytes += bytes;
+    }
+}
+
 static void measurePeaks(const ModelGraph &graph, StrategySolution &solution,
                          llvm::function_ref<double(int64_t, unsigned)> bytesOf,
                          ArrayRef<double> copyBytes) {
@@ -481,8 +496,8 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
       continue;
     segment.communicationTime += candidate.communicationTime;
     segment.communicationBytes += candidate.communicationBytes;
-    if (!node.backward)
-      segment.forwardCommunicationTime += candidate.communicationTime;
+    addRecomputedCommunication(segment, node, candidate.communicationTime,
+                               candidate.communicationBytes);
     if (candidate.factor >= 0 && node.tokenFactors[candidate.factor])
       solution.usesSequenceParallel = true;
     if (candidate.factor >= 0 && totalFlops > 0)
@@ -539,8 +554,8 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
         double share = double(edge.uses) / consumer.instances;
         segment.communicationTime += share * pair.time;
         segment.communicationBytes += share * pair.bytes;
-        if (!consumer.backward && !edge.toParameterLayout)
-          segment.forwardCommunicationTime += share * pair.time;
+        addRecomputedCommunication(segment, consumer, share * pair.time,
+                                   share * pair.bytes);
       }
   }
   measurePeaks(

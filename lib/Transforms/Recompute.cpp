@@ -64,10 +64,11 @@ mlir::parc::getForwardLayers(func::FuncOp func) {
   return layers;
 }
 
-LogicalResult mlir::parc::recomputeLayers(
-    func::FuncOp func, const std::set<int64_t> &layers,
-    RecomputeGranularity granularity,
-    llvm::function_ref<InFlightDiagnostic()> emitError) {
+LogicalResult
+mlir::parc::recomputeLayers(func::FuncOp func, const std::set<int64_t> &layers,
+                            RecomputeGranularity granularity,
+                            llvm::function_ref<InFlightDiagnostic()> emitError,
+                            SmallVectorImpl<Operation *> *recomputed) {
   Block &body = func.getBody().front();
   if (llvm::none_of(body.without_terminator(), [](Operation &op) {
         return op.hasAttr(kPhaseAttrName) && getPhase(&op) == Phase::Backward;
@@ -118,7 +119,7 @@ LogicalResult mlir::parc::recomputeLayers(
     // The inner values the backward pass reads, and the ops that make them
     // from the layer's boundary.
     SmallVector<OpOperand *> backwardUses;
-    SetVector<Operation *> recomputed;
+    SetVector<Operation *> cloned;
     SmallVector<Value> worklist;
     for (Operation &op : body.without_terminator()) {
       if (isForward(&op))
@@ -133,7 +134,7 @@ LogicalResult mlir::parc::recomputeLayers(
       continue;
     while (!worklist.empty()) {
       Operation *producer = worklist.pop_back_val().getDefiningOp();
-      if (!recomputed.insert(producer))
+      if (!cloned.insert(producer))
         continue;
       for (Value operand : producer->getOperands())
         if (isInner(operand))
@@ -144,8 +145,10 @@ LogicalResult mlir::parc::recomputeLayers(
     OpBuilder builder(firstReader);
     IRMapping mapping;
     for (Operation &op : body.without_terminator()) {
-      if (!recomputed.contains(&op))
+      if (!cloned.contains(&op))
         continue;
+      if (recomputed)
+        recomputed->push_back(&op);
       Operation *clone = builder.clone(op, mapping);
       setPhase(clone, Phase::Backward);
       clone->setAttr(kRecomputedAttrName, builder.getUnitAttr());

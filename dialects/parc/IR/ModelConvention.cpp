@@ -240,7 +240,7 @@ SmallVector<std::string> mlir::parc::getResultNames(func::FuncOp func) {
 SmallVector<Operation *> mlir::parc::getPlanPositionedOps(func::FuncOp func) {
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front())
-    if (isa<ParcDialect>(op.getDialect()))
+    if (isa<ParcDialect>(op.getDialect()) && !op.hasAttr(kRecomputedAttrName))
       ops.push_back(&op);
   return ops;
 }

@@ -75,9 +75,15 @@ BlockArgument getSteppedParameter(func::FuncOp func, Value updated);
 /// else @forward, else the only function; null when there is none.
 func::FuncOp findModelFunction(ModuleOp module, StringRef name = "");
 
+/// Marks the clones of forward ops that activation recomputation runs again
+/// in the backward pass.
+constexpr StringLiteral kRecomputedAttrName = "parc.recomputed";
+
 /// The ops a plan key "@N" counts, in program order: the parc ops of `func`
-/// (not the dist ops a plan inserts, not the return). A train step keeps
-/// its forward ops first and in order, so positions hold across it.
+/// (not the dist ops a plan inserts, not the return, not the recomputed
+/// clones). A train step keeps its forward ops first and in order, so
+/// positions hold across it, and across recomputation, which --parc-apply-plan
+/// runs before it reads the positions.
 SmallVector<Operation *> getPlanPositionedOps(func::FuncOp func);
 
 /// The layers of a model, numbered 0, 1, ... in the order of the first

@@ -66,6 +66,10 @@ struct GraphNode {
   /// Per result: whether the backward pass reads it, and whether it still
   /// does when every layer is recomputed, selectively or fully.
   SmallVector<bool> savedForBackward, keptSelective, keptFull;
+  /// Whether the backward pass runs the op again when every layer is
+  /// recomputed, selectively or fully: its collectives, and the reshardings
+  /// of its operands, run again too.
+  bool recomputedSelective = false, recomputedFull = false;
   /// Per result (the argument for Param/Input), and per operand: whether it
   /// scales with the batch.
   SmallVector<bool> batchScaled;

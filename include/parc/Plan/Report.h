@@ -38,9 +38,9 @@ Plan buildPlan(const EvaluatedPlan &plan, const ModelGraph &graph,
 /// The ops of `step` (the train step of `graph`'s model under `plan`, after
 /// sharding propagation) whose result propagation laid out otherwise than
 /// `plan`'s strategy ILP, as pins ("@N") in the ILP's layout.
-/// None where the step's ops are not the training graph's (recomputation
-/// inserts its copies), and none for a value the ILP or propagation leaves
-/// a pending sum.
+/// None where the step's ops, recomputation's copies aside, are not the
+/// training graph's, and none for a value the ILP or propagation leaves a
+/// pending sum (as a weight's gradient over dp, which ZeRO reduce-scatters).
 std::vector<NamedSharding> findLayoutPins(func::FuncOp step,
                                           const EvaluatedPlan &plan,
                                           const ModelGraph &graph);

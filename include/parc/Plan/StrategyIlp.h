@@ -49,10 +49,17 @@ struct StrategyConfig {
 struct SegmentCost {
   double forwardTime = 0;
   double backwardTime = 0;
-  /// Collectives over tp, forward and backward, and the forward's share.
+  /// Collectives over tp, forward and backward.
   double communicationTime = 0;
-  double forwardCommunicationTime = 0;
   double communicationBytes = 0;
+  /// The part of them that runs again when the compiler recomputes every
+  /// layer selectively, or fully: the recomputed ops' own collectives and
+  /// the reshardings of their operands (the partitioner reshards for a
+  /// recomputed op anew rather than keep the forward's copy alive).
+  struct Communication {
+    double time = 0, bytes = 0;
+  };
+  Communication selectiveRecomputeCommunication, fullRecomputeCommunication;
   /// Forward tensors the backward pass reads.
   double activationBytes = 0;
   /// What the backward pass reads when the compiler recomputes every layer

@@ -13,14 +13,13 @@
 #ifndef PARC_TRANSFORMS_RECOMPUTE_H
 #define PARC_TRANSFORMS_RECOMPUTE_H
 
+#include "parc/IR/ModelConvention.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <set>
 
 namespace mlir::parc {
-
-/// Marks the clones the backward pass runs again.
-constexpr llvm::StringLiteral kRecomputedAttrName = "parc.recomputed";
 
 /// The layer of each forward op of `func`: the highest layer whose
 /// parameters (`h.<i>.…`) it reads; for an op that reads no layer's
@@ -41,11 +40,13 @@ enum class RecomputeGranularity {
 
 /// Recomputes `layers` of the train step `func` in its backward pass. Fails
 /// with a diagnostic from `emitError` when `func` has no backward pass, when
-/// `layers` is empty or names a layer the model does not have.
+/// `layers` is empty or names a layer the model does not have. The forward
+/// ops it runs again are appended to `recomputed` when given.
 LogicalResult
 recomputeLayers(func::FuncOp func, const std::set<int64_t> &layers,
                 RecomputeGranularity granularity,
-                llvm::function_ref<InFlightDiagnostic()> emitError);
+                llvm::function_ref<InFlightDiagnostic()> emitError,
+                SmallVectorImpl<Operation *> *recomputed = nullptr);
 
 } // namespace mlir::parc
 
