@@ -70,7 +70,7 @@ struct LayerFigures {
   std::vector<double> communicationBytes;
   std::vector<double> activation; // bytes kept per micro-batch
   std::vector<const SegmentCost *> cost;
-  std::vector<double> parameters;
+  std::vector<double> parameters, parameterReads;
   std::vector<double> output;
 };
 
@@ -78,7 +78,8 @@ struct LayerFigures {
 /// forward+backward+tp time and recomputation, what the stage holds, and its
 /// layers; the slowest stage; the point-to-point time per micro-batch.
 struct StageFigures {
-  std::vector<double> time, recompute, parameters, boundary, communicationBytes;
+  std::vector<double> time, recompute, parameters, parameterReads, boundary,
+      communicationBytes;
   std::vector<int64_t> layers;
   /// The stage's layers in model order.
   std::vector<std::vector<int64_t>> layerIndices;
@@ -192,6 +193,7 @@ LayerFigures Searcher::getLayerFigures(const StrategySolution &solution,
     figures.activation.push_back(kept);
     figures.cost.push_back(&cost);
     figures.parameters.push_back(cost.parameters);
+    figures.parameterReads.push_back(cost.parameterReads);
     figures.output.push_back(cost.outputBytes);
   }
   return figures;
@@ -271,8 +273,9 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
                                     int64_t v,
                                     const std::vector<int64_t> &sizes) const {
   StageFigures stages;
-  for (auto *figures : {&stages.time, &stages.recompute, &stages.parameters,
-                        &stages.boundary, &stages.communicationBytes})
+  for (auto *figures :
+       {&stages.time, &stages.recompute, &stages.parameters,
+        &stages.parameterReads, &stages.boundary, &stages.communicationBytes})
     figures->assign(pp, 0);
   stages.layers.assign(pp, 0);
   stages.layerIndices.resize(pp);
@@ -284,6 +287,7 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
       stages.time[stage] += layers.time[layer];
       stages.recompute[stage] += layers.recompute[layer];
       stages.parameters[stage] += layers.parameters[layer];
+      stages.parameterReads[stage] += layers.parameterReads[layer];
       stages.communicationBytes[stage] += layers.communicationBytes[layer];
       stages.layerIndices[stage].push_back(layer);
       stages.boundary[stage] =
@@ -297,6 +301,8 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
   stages.communicationBytes[pp - 1] += post.communicationBytes;
   stages.parameters[0] += pre.parameters;
   stages.parameters[pp - 1] += post.parameters;
+  stages.parameterReads[0] += pre.parameterReads;
+  stages.parameterReads[pp - 1] += post.parameterReads;
   if (pp > 1)
     stages.parameters[pp - 1] += post.sharedParameters;
   // Point-to-point: each chunk boundary sends the activation forward and its
@@ -340,11 +346,12 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
 
   // Data parallelism: gradients reduced once per step (ZeRO 1-2:
   // reduce_scatter + all_gather of the parameters, the same bytes); ZeRO-3
-  // gathers the parameters for every micro-batch's forward and backward pass
-  // and reduce-scatters each gradient.
+  // gathers a parameter for each op of every micro-batch that reads it, and
+  // reduce-scatters each gradient.
   bool mixed = options.dtype == "bf16";
   double stageParams = stages.parameters[slowest];
   double gradientBytes = stageParams * (mixed ? 2 : 4);
+  double gatheredBytes = stages.parameterReads[slowest] * (mixed ? 2 : 4);
   GroupPlacement dpGroup{dp, plan.tp};
   bool overlap = options.overlapGradientReduction &&
                  costs.getCluster().overlapsCommunication;
@@ -379,24 +386,29 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   } else if (dp > 1) {
     double allReduceBytes = dist::getRingTrafficBytes(
         CollectiveKind::AllReduce, int64_t(gradientBytes), dp);
-    double gather =
-        costs.getCollectiveTime(CollectiveKind::AllGather, gradientBytes,
-                                dpGroup);
     double scatter = costs.getCollectiveTime(CollectiveKind::ReduceScatter,
                                              gradientBytes, dpGroup);
     if (zero < 3) {
-      dpTime = zero == 0 ? costs.getCollectiveTime(CollectiveKind::AllReduce,
-                                                   gradientBytes, dpGroup)
-                         : scatter + gather;
+      dpTime =
+          zero == 0
+              ? costs.getCollectiveTime(CollectiveKind::AllReduce,
+                                        gradientBytes, dpGroup)
+              : scatter + costs.getCollectiveTime(CollectiveKind::AllGather,
+                                                  gradientBytes, dpGroup);
       dpBytes = allReduceBytes;
       // The reduction can hide behind the last micro-batch's backward pass.
       if (overlap)
         dpTime = std::max(0.0, dpTime - stageTime * 2.0 / 3.0);
     } else {
       // Prefetching hides the gathers behind the layers' compute.
-      dpTime = m * (overlap ? std::max(0.0, 2 * gather + scatter - stageTime)
-                            : 2 * gather + scatter);
-      dpBytes = m * 1.5 * allReduceBytes;
+      double gathers = costs.getCollectiveTime(CollectiveKind::AllGather,
+                                               gatheredBytes, dpGroup);
+      dpTime = m * (overlap ? std::max(0.0, gathers + scatter - stageTime)
+                            : gathers + scatter);
+      dpBytes = m * (dist::getRingTrafficBytes(CollectiveKind::AllGather,
+                                               int64_t(gatheredBytes), dp) +
+                     dist::getRingTrafficBytes(CollectiveKind::ReduceScatter,
+                                               int64_t(gradientBytes), dp));
     }
     plan.workerSyncBytes = plan.busiestSyncBytes = dpBytes;
   }

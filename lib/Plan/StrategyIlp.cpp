@@ -527,14 +527,17 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
   std::vector<double> copyBytes(nodes.size(), 0);
   for (auto [index, edge] : llvm::enumerate(edges)) {
     const GraphNode &producer = nodes[edge.producer];
-    Segment::Kind user = nodes[edge.consumer].segment.kind;
-    if (producer.kind == GraphNode::Param && producer.segment.kind != user &&
-        shared.insert({edge.producer, int(user)}).second) {
+    const GraphNode &reader = nodes[edge.consumer];
+    if (producer.kind == GraphNode::Param) {
       auto type = cast<RankedTensorType>(producer.argument.getType());
-      solution.segments[nodes[edge.consumer].segment].sharedParameters +=
-          solution.layouts[edge.producer][0]
-              .getLocalType(type, mesh)
-              .getNumElements();
+      double elements = solution.layouts[edge.producer][0]
+                            .getLocalType(type, mesh)
+                            .getNumElements();
+      SegmentCost &segment = solution.segments[reader.segment];
+      segment.parameterReads += elements * edge.uses / reader.instances;
+      if (producer.segment.kind != reader.segment.kind &&
+          shared.insert({edge.producer, int(reader.segment.kind)}).second)
+        segment.sharedParameters += elements;
     }
     int64_t s1 = chosen[edge.producer], s2 = chosen[edge.consumer];
     if (!edge.toParameterLayout) {

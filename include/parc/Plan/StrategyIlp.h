@@ -86,6 +86,11 @@ struct SegmentCost {
   /// The segment's output (what a pipeline stage sends).
   double outputBytes = 0;
   double parameters = 0;
+  /// The parameter elements the segment's ops read, each as often as ops
+  /// read it (a weight by its forward and input-gradient matmuls, a tied
+  /// embedding by the lookup and the LM head's two): what ZeRO-3, which
+  /// gathers a parameter for each use, gathers.
+  double parameterReads = 0;
   /// Parameters of an earlier segment this one uses too (a tied LM head):
   /// a pipeline stage that holds only this segment keeps its own copy.
   double sharedParameters = 0;
