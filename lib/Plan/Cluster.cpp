@@ -46,11 +46,12 @@ constexpr StringRef kEfficiencyKeys[] = {"gemm", "memory_bound", "collective"};
 
 /// [FLOPs of one GEMM, fraction of peak]: small GEMMs cannot fill the
 /// device, large ones come close to its peak. The shape is an assumption;
-/// its level is fitted once, to Narayanan et al. SC21 table 1's 1T row
-/// (163 TFLOP/s per A100, where attention and the LM head are < 2% of the
-/// FLOPs): bench/planner/README.md has the other nine rows as predictions.
+/// its level is fitted to Narayanan et al. SC21 table 1's 1T row (163
+/// TFLOP/s per A100, where attention and the LM head are < 2% of the
+/// FLOPs), and fitted again when the model's graph changes what the row
+/// prices: bench/planner/README.md has the other nine rows as predictions.
 constexpr GemmEfficiencyPoint kDefaultGemmEfficiency[] = {
-    {1e9, 0.36}, {1e10, 0.62}, {1e11, 0.78}, {1e12, 0.84}};
+    {1e9, 0.32}, {1e10, 0.56}, {1e11, 0.70}, {1e12, 0.76}};
 /// Bandwidth-bound kernels (elementwise, norms, softmax) against HBM: what
 /// a STREAM-like copy typically reaches on A100/H100 (not measured here).
 constexpr double kDefaultMemoryBoundEfficiency = 0.8;

@@ -605,20 +605,20 @@ TEST(ClusterTest, Errors) {
 TEST(ClusterTest, GemmEfficiencyCurve) {
   ClusterSpec cluster = *getClusterPreset("dgx-h100");
   // At the points.
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e9), 0.36);
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e10), 0.62);
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e11), 0.78);
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e12), 0.84);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e9), 0.32);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e10), 0.56);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e11), 0.70);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e12), 0.76);
   // Between them, linear in log10(flops).
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(std::pow(10.0, 10.5)), 0.70);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(std::pow(10.0, 10.5)), 0.63);
   EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(std::pow(10.0, 9.25)),
-                   0.36 + 0.25 * 0.26);
-  EXPECT_NEAR(cluster.getGemmEfficiency(5e11), 0.78 + std::log10(5.0) * 0.06,
+                   0.32 + 0.25 * 0.24);
+  EXPECT_NEAR(cluster.getGemmEfficiency(5e11), 0.70 + std::log10(5.0) * 0.06,
               1e-12);
   // Clamped at both ends.
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e6), 0.36);
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(0), 0.36);
-  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e15), 0.84);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e6), 0.32);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(0), 0.32);
+  EXPECT_DOUBLE_EQ(cluster.getGemmEfficiency(1e15), 0.76);
 
   // One point: the same everywhere.
   cluster.efficiency.gemm = {{1e10, 0.5}};
