@@ -251,6 +251,13 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
                            const ModelGraph &graph) {
   std::vector<NamedSharding> pins;
   SmallVector<Operation *> positioned = getPlanPositionedOps(step);
+  // Recomputation's copies, by the position of the op each copies: a pin
+  // lays them out as that op.
+  llvm::DenseMap<int64_t, SmallVector<Operation *>> copiesOf;
+  step.walk([&](Operation *op) {
+    if (auto copied = op->getAttrOfType<IntegerAttr>(kRecomputedAttrName))
+      copiesOf[copied.getInt()].push_back(op);
+  });
   for (const LiveOp &live : graph.getLiveOps()) {
     const GraphNode &node = graph.getNodes()[live.node];
     if (live.planPosition < 0)
@@ -265,15 +272,26 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
     if (op->getNumResults() == 0)
       continue;
     TensorSharding wanted = plan.strategy->layouts[live.node][0];
-    std::optional<TensorSharding> found = getRecordedSharding(op->getResult(0));
     // A pin is whole: it would reduce a pending sum where it stands.
-    if (!found || !wanted.partial.empty() || !found->partial.empty())
+    if (!wanted.partial.empty())
       continue;
     if (splitsBatchOverDp(plan))
       addDataParallelAxis(wanted, node, node.rule.getResults()[0],
                           step.getContext());
     std::vector<std::vector<std::string>> dims = toAxisNames(wanted);
-    if (dims != toAxisNames(*found))
+    SmallVector<Operation *> laidOut = {op};
+    llvm::append_range(laidOut, copiesOf.lookup(live.planPosition));
+    bool differs = false;
+    for (Operation *each : laidOut) {
+      std::optional<TensorSharding> found =
+          getRecordedSharding(each->getResult(0));
+      if (!found || !found->partial.empty()) {
+        differs = false;
+        break;
+      }
+      differs |= dims != toAxisNames(*found);
+    }
+    if (differs)
       pins.push_back({"@" + std::to_string(live.planPosition), dims, {}});
   }
   return pins;

@@ -867,10 +867,17 @@ LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
       operandIndex = operand;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       SmallVector<Operation *> ops = getPlanPositionedOps(func);
-      if (opIndex >= 0 && opIndex < int64_t(ops.size()) &&
-          (operandIndex ? *operandIndex < ops[opIndex]->getNumOperands()
-                        : ops[opIndex]->getNumResults() > 0))
-        namedOps.push_back(ops[opIndex]);
+      if (opIndex < 0 || opIndex >= int64_t(ops.size()) ||
+          (operandIndex ? *operandIndex >= ops[opIndex]->getNumOperands()
+                        : ops[opIndex]->getNumResults() == 0))
+        continue;
+      namedOps.push_back(ops[opIndex]);
+      // Recomputation's copies of it are laid out as it is.
+      func.walk([&](Operation *op) {
+        auto copies = op->getAttrOfType<IntegerAttr>(kRecomputedAttrName);
+        if (copies && copies.getInt() == opIndex)
+          namedOps.push_back(op);
+      });
     }
     if (namedOps.empty())
       return error(location)

@@ -92,6 +92,11 @@ mlir::parc::recomputeLayers(func::FuncOp func, const std::set<int64_t> &layers,
                                        std::to_string(*existing.rbegin()));
 
   llvm::DenseMap<Operation *, int64_t> layerOf = getForwardLayers(func);
+  // A copy names its op by plan position: a plan's layout for "@N" is its
+  // copies' too.
+  llvm::DenseMap<Operation *, int64_t> planPositions;
+  for (auto [position, op] : llvm::enumerate(getPlanPositionedOps(func)))
+    planPositions[op] = position;
   llvm::DenseMap<Value, int64_t> parameterLayers = getParameterLayers(func);
   auto readsParameter = [&](Operation *op) {
     return llvm::any_of(op->getOperands(), [&](Value operand) {
@@ -151,7 +156,9 @@ mlir::parc::recomputeLayers(func::FuncOp func, const std::set<int64_t> &layers,
         recomputed->push_back(&op);
       Operation *clone = builder.clone(op, mapping);
       setPhase(clone, Phase::Backward);
-      clone->setAttr(kRecomputedAttrName, builder.getUnitAttr());
+      clone->setAttr(
+          kRecomputedAttrName,
+          builder.getI64IntegerAttr(planPositions.lookup_or(&op, -1)));
     }
     for (OpOperand *use : backwardUses)
       use->set(mapping.lookup(use->get()));

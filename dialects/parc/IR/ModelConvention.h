@@ -76,7 +76,8 @@ BlockArgument getSteppedParameter(func::FuncOp func, Value updated);
 func::FuncOp findModelFunction(ModuleOp module, StringRef name = "");
 
 /// Marks the clones of forward ops that activation recomputation runs again
-/// in the backward pass.
+/// in the backward pass, with the plan position ("@N") of the op each copies
+/// (-1 for an op without one).
 constexpr StringLiteral kRecomputedAttrName = "parc.recomputed";
 
 /// The ops a plan key "@N" counts, in program order: the parc ops of `func`
