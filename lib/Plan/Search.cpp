@@ -175,25 +175,27 @@ LayerFigures Searcher::getLayerFigures(const StrategySolution &solution,
         solution.segments.at({Segment::Layer, layerClass});
     double forward = cost.forwardTime;
     double extra = 0, kept = cost.activationBytes;
-    SegmentCost::Communication again;
+    SegmentCost::Recomputed again;
     if (recompute == Recompute::Full) {
       // The forward pass runs again, its collectives included.
-      again = cost.fullRecomputeCommunication;
-      extra = forward + again.time;
+      again = cost.fullRecompute;
+      extra = forward + again.communicationTime;
       kept = cost.fullActivationBytes;
     } else if (recompute == Recompute::Selective) {
-      again = cost.selectiveRecomputeCommunication;
-      extra = cost.parameterFreeForwardTime + again.time;
+      again = cost.selectiveRecompute;
+      extra = cost.parameterFreeForwardTime + again.communicationTime;
       kept = cost.selectiveActivationBytes;
     }
     figures.time.push_back(forward + cost.backwardTime +
                            cost.communicationTime);
     figures.recompute.push_back(extra);
-    figures.communicationBytes.push_back(cost.communicationBytes + again.bytes);
+    figures.communicationBytes.push_back(cost.communicationBytes +
+                                         again.communicationBytes);
     figures.activation.push_back(kept);
     figures.cost.push_back(&cost);
     figures.parameters.push_back(cost.parameters);
-    figures.parameterReads.push_back(cost.parameterReads);
+    figures.parameterReads.push_back(cost.parameterReads +
+                                     again.parameterReads);
     figures.output.push_back(cost.outputBytes);
   }
   return figures;

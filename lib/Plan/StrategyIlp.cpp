@@ -65,27 +65,27 @@ dist::MeshOp StrategyIlp::getMesh(int64_t tp) {
       builder.getDenseI64ArrayAttr({tp}));
 }
 
+/// Counts what `node` does (its own collectives, or a resharding of an
+/// operand, or its reads of parameters) again under each recomputation that
+/// runs it again.
+static void addRecomputed(SegmentCost &segment, const GraphNode &node,
+                          const SegmentCost::Recomputed &done) {
+  for (auto [recomputed, again] :
+       {std::pair{node.recomputedSelective, &segment.selectiveRecompute},
+        std::pair{node.recomputedFull, &segment.fullRecompute}})
+    if (recomputed) {
+      again->communicationTime += done.communicationTime;
+      again->communicationBytes += done.communicationBytes;
+      again->parameterReads += done.parameterReads;
+    }
+}
+
 /// The peaks of each segment's forward and backward pass (SegmentCost):
 /// one sweep over the training graph's tensors in program order. At each op
 /// the tensors of its owner, and the temporaries of any, count; the saved
 /// activations and gradients of other owners are what those hold. An op
 /// also holds the copies its operands are resharded into where that makes
 /// a new buffer (`copyBytes` per node).
-/// Counts communication of `node` (its own collectives, or a resharding of
-/// an operand) again under each recomputation that runs the node again.
-static void addRecomputedCommunication(SegmentCost &segment,
-                                       const GraphNode &node, double time,
-                                       double bytes) {
-  for (auto [recomputed, communication] :
-       {std::pair{node.recomputedSelective,
-                  &segment.selectiveRecomputeCommunication},
-        std::pair{node.recomputedFull, &segment.fullRecomputeCommunication}})
-    if (recomputed) {
-      communication->time += time;
-      communication->bytes += bytes;
-    }
-}
-
 static void measurePeaks(const ModelGraph &graph, StrategySolution &solution,
                          llvm::function_ref<double(int64_t, unsigned)> bytesOf,
                          ArrayRef<double> copyBytes) {
@@ -496,8 +496,8 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
       continue;
     segment.communicationTime += candidate.communicationTime;
     segment.communicationBytes += candidate.communicationBytes;
-    addRecomputedCommunication(segment, node, candidate.communicationTime,
-                               candidate.communicationBytes);
+    addRecomputed(segment, node,
+                  {candidate.communicationTime, candidate.communicationBytes});
     if (candidate.factor >= 0 && node.tokenFactors[candidate.factor])
       solution.usesSequenceParallel = true;
     if (candidate.factor >= 0 && totalFlops > 0)
@@ -534,7 +534,9 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
                             .getLocalType(type, mesh)
                             .getNumElements();
       SegmentCost &segment = solution.segments[reader.segment];
-      segment.parameterReads += elements * edge.uses / reader.instances;
+      double reads = elements * edge.uses / reader.instances;
+      segment.parameterReads += reads;
+      addRecomputed(segment, reader, {0, 0, reads});
       if (producer.segment.kind != reader.segment.kind &&
           shared.insert({edge.producer, int(reader.segment.kind)}).second)
         segment.sharedParameters += elements;
@@ -557,8 +559,8 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
         double share = double(edge.uses) / consumer.instances;
         segment.communicationTime += share * pair.time;
         segment.communicationBytes += share * pair.bytes;
-        addRecomputedCommunication(segment, consumer, share * pair.time,
-                                   share * pair.bytes);
+        addRecomputed(segment, consumer,
+                      {share * pair.time, share * pair.bytes});
       }
   }
   measurePeaks(

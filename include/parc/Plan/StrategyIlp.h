@@ -52,14 +52,15 @@ struct SegmentCost {
   /// Collectives over tp, forward and backward.
   double communicationTime = 0;
   double communicationBytes = 0;
-  /// The part of them that runs again when the compiler recomputes every
-  /// layer selectively, or fully: the recomputed ops' own collectives and
-  /// the reshardings of their operands (the partitioner reshards for a
-  /// recomputed op anew rather than keep the forward's copy alive).
-  struct Communication {
-    double time = 0, bytes = 0;
+  /// What runs again when the compiler recomputes every layer selectively,
+  /// or fully: the recomputed ops' own collectives and the reshardings of
+  /// their operands (the partitioner reshards for a recomputed op anew
+  /// rather than keep the forward's copy alive), and their reads of
+  /// parameters (`parameterReads`: ZeRO-3 gathers them anew).
+  struct Recomputed {
+    double communicationTime = 0, communicationBytes = 0, parameterReads = 0;
   };
-  Communication selectiveRecomputeCommunication, fullRecomputeCommunication;
+  Recomputed selectiveRecompute, fullRecompute;
   /// Forward tensors the backward pass reads.
   double activationBytes = 0;
   /// What the backward pass reads when the compiler recomputes every layer
