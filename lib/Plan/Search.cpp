@@ -443,6 +443,13 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
   auto gradientBytes = [&](double parameters) {
     return getModelStateBytes(parameters, mixed, plan.zero, plan.dp).gradients;
   };
+  // A tied LM head's gradient is a partial sum until the embedding's adds to
+  // it: ZeRO-2 and -3 reduce-scatter it only then, so a stage that holds
+  // both keeps it whole until then.
+  double sharedGradient =
+      pp == 1 ? getModelStateBytes(post.sharedParameters, mixed, 0, plan.dp)
+                    .gradients
+              : gradientBytes(post.sharedParameters);
   // A part of a stage in program order: what it keeps of a micro-batch for
   // the backward pass, and the gradients it holds once its backward ran.
   struct Part {
@@ -462,7 +469,7 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
       // A tied LM head's gradient is held from here until the embedding's
       // adds to it.
       parts.push_back({&post, post.activationBytes,
-                       gradientBytes(post.parameters + post.sharedParameters)});
+                       gradientBytes(post.parameters) + sharedGradient});
     double keptAll = 0, gradientsAll = 0;
     for (const Part &part : parts) {
       keptAll += part.kept;
@@ -503,7 +510,7 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     // The embedding's backward adds a tied LM head's gradient into its own
     // (written over it), which its peak counts: that gradient is no longer
     // held beside it.
-    double handedOver = pp == 1 ? gradientBytes(post.sharedParameters) : 0.0;
+    double handedOver = pp == 1 ? sharedGradient : 0.0;
     // Each part's forward and backward pass: what the part itself needs at
     // its peak, on top of what the earlier parts keep, the other
     // micro-batches in flight keep, and the gradients held.
