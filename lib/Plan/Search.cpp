@@ -80,6 +80,10 @@ struct LayerFigures {
 struct StageFigures {
   std::vector<double> time, recompute, parameters, parameterReads, boundary,
       communicationBytes;
+  /// Bytes each stage sends to its neighbours per micro-batch: every chunk's
+  /// output forward but the model's last, every chunk's input gradient back
+  /// but the model's first.
+  std::vector<double> pointToPointBytes;
   std::vector<int64_t> layers;
   /// The stage's layers in model order.
   std::vector<std::vector<int64_t>> layerIndices;
@@ -309,13 +313,17 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
     stages.parameters[pp - 1] += post.sharedParameters;
   // Point-to-point: each chunk boundary sends the activation forward and its
   // gradient back, once per micro-batch.
+  stages.pointToPointBytes.assign(pp, 0);
   if (pp > 1) {
     GroupPlacement ppGroup{pp, options.gpus / pp};
-    for (int64_t s = 0; s < pp; ++s)
+    for (int64_t s = 0; s < pp; ++s) {
       stages.pointToPoint =
           std::max(stages.pointToPoint,
                    2 * v * costs.getPointToPointTime(stages.boundary[s],
                                                      ppGroup));
+      stages.pointToPointBytes[s] =
+          (2 * v - (s == 0) - (s == pp - 1)) * stages.boundary[s];
+    }
   }
   double slowest = 0;
   for (int64_t s = 0; s < pp; ++s)
@@ -357,7 +365,30 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   GroupPlacement dpGroup{dp, plan.tp};
   bool overlap = options.overlapGradientReduction &&
                  costs.getCluster().overlapsCommunication;
-  double dpTime = 0, dpBytes = 0;
+  // The bytes a rank of stage `s` sends per step for data parallelism.
+  auto dataParallelBytes = [&](int64_t s) -> double {
+    double gradients = stages.parameters[s] * (mixed ? 2 : 4);
+    if (dp <= 1)
+      return 0;
+    if (plan.sync == DataParallelSync::ParameterServer)
+      return getParameterServerTraffic(gradients, dp, plan.servers,
+                                       plan.placement)
+          .busiest;
+    if (plan.sync == DataParallelSync::LocalSgd)
+      return dist::getRingTrafficBytes(
+                 CollectiveKind::AllReduce,
+                 int64_t(stages.parameters[s] * (mixed ? 6 : 4)), dp) /
+             double(plan.syncEvery);
+    if (zero < 3)
+      return dist::getRingTrafficBytes(CollectiveKind::AllReduce,
+                                       int64_t(gradients), dp);
+    double gathered = stages.parameterReads[s] * (mixed ? 2 : 4);
+    return m * (dist::getRingTrafficBytes(CollectiveKind::AllGather,
+                                          int64_t(gathered), dp) +
+                dist::getRingTrafficBytes(CollectiveKind::ReduceScatter,
+                                          int64_t(gradients), dp));
+  };
+  double dpTime = 0;
   if (dp > 1)
     plan.ringSyncBytes = dist::getRingTrafficBytes(CollectiveKind::AllReduce,
                                                    int64_t(gradientBytes), dp);
@@ -370,7 +401,6 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
                                           plan.placement, dpGroup);
     if (overlap)
       dpTime = std::max(0.0, dpTime - stageTime * 2.0 / 3.0);
-    dpBytes = traffic.busiest;
     plan.workerSyncBytes = traffic.worker;
     plan.busiestSyncBytes = traffic.busiest;
   } else if (dp > 1 && plan.sync == DataParallelSync::LocalSgd) {
@@ -381,13 +411,8 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
     dpTime = costs.getCollectiveTime(CollectiveKind::AllReduce, averagedBytes,
                                      dpGroup) /
              double(plan.syncEvery);
-    dpBytes = dist::getRingTrafficBytes(CollectiveKind::AllReduce,
-                                        int64_t(averagedBytes), dp) /
-              double(plan.syncEvery);
-    plan.workerSyncBytes = plan.busiestSyncBytes = dpBytes;
+    plan.workerSyncBytes = plan.busiestSyncBytes = dataParallelBytes(slowest);
   } else if (dp > 1) {
-    double allReduceBytes = dist::getRingTrafficBytes(
-        CollectiveKind::AllReduce, int64_t(gradientBytes), dp);
     double scatter = costs.getCollectiveTime(CollectiveKind::ReduceScatter,
                                              gradientBytes, dpGroup);
     if (zero < 3) {
@@ -397,7 +422,6 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
                                         gradientBytes, dpGroup)
               : scatter + costs.getCollectiveTime(CollectiveKind::AllGather,
                                                   gradientBytes, dpGroup);
-      dpBytes = allReduceBytes;
       // The reduction can hide behind the last micro-batch's backward pass.
       if (overlap)
         dpTime = std::max(0.0, dpTime - stageTime * 2.0 / 3.0);
@@ -407,12 +431,8 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
                                                gatheredBytes, dpGroup);
       dpTime = m * (overlap ? std::max(0.0, gathers + scatter - stageTime)
                             : gathers + scatter);
-      dpBytes = m * (dist::getRingTrafficBytes(CollectiveKind::AllGather,
-                                               int64_t(gatheredBytes), dp) +
-                     dist::getRingTrafficBytes(CollectiveKind::ReduceScatter,
-                                               int64_t(gradientBytes), dp));
     }
-    plan.workerSyncBytes = plan.busiestSyncBytes = dpBytes;
+    plan.workerSyncBytes = plan.busiestSyncBytes = dataParallelBytes(slowest);
   }
   plan.time.dataParallelComm = dpTime;
   // From ZeRO-1 on the update runs on this rank's shard, whatever the stage
@@ -422,7 +442,16 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   int64_t updaters = server ? plan.servers : zero >= 1 ? dp : 1;
   plan.time.optimizer = costs.getOptimizerTime(stageParams, mixed, updaters);
   plan.stepTime = plan.time.total();
-  plan.commBytesPerRank = dpBytes + m * stages.communicationBytes[slowest];
+  // What a rank of the stage with the most memory (the one the plan's
+  // predictions describe) sends per step; a tied parameter's first and last
+  // stages exchange its gradient once per step.
+  int64_t reported = plan.peakStage;
+  bool tiedEnd = plan.pp > 1 && (reported == 0 || reported == plan.pp - 1);
+  plan.commBytesPerRank =
+      dataParallelBytes(reported) +
+      (tiedEnd ? post.sharedParameters * (mixed ? 2 : 4) : 0.0) +
+      m * (stages.communicationBytes[reported] +
+           stages.pointToPointBytes[reported]);
 
   // Megatron's counting: 3 forward passes' worth of FLOPs (4 with full
   // recomputation) over the global batch.
@@ -815,8 +844,9 @@ void Searcher::evaluate(const MeshChoice &choice) {
                 schedule
                     ? getBubbleFraction(*schedule, pp, plan.microbatches, v)
                     : 0;
-            priceTime(plan, stages, layerCost, pre, post);
+            // The memory first: the traffic is priced for its peak stage.
             priceMemory(plan, stages, layers, pre, post);
+            priceTime(plan, stages, layerCost, pre, post);
             checkBuildable(plan);
             admit(std::move(plan));
           }
