@@ -509,14 +509,29 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     if (plan.schedule == PipelineSchedule::GPipe)
       inFlight = plan.microbatches;
     else if (plan.schedule)
-      inFlight = getInFlightMicrobatches(*plan.schedule, pp, plan.microbatches,
-                                         plan.virtualStages) *
-                 double(pp - s) / pp;
-    // With several micro-batches every gradient is an accumulator held
-    // from the first micro-batch's backward on.
+      // At least the micro-batch the stage runs (the last stage of 1F1B
+      // with fewer micro-batches than stages).
+      inFlight = std::max(1.0, getInFlightMicrobatches(*plan.schedule, pp,
+                                                       plan.microbatches,
+                                                       plan.virtualStages) *
+                                   double(pp - s) / pp);
+    // With several micro-batches every gradient is an accumulator, written
+    // by the first micro-batch's backward pass and held from then on: the
+    // micro-batches that run after it hold them all, beside fewer
+    // activations unless a schedule keeps the stage as full (1F1B's steady
+    // state, or each micro-batch's forward and backward without a
+    // pipeline, whose forward passes then run beside the accumulators too).
     bool accumulating = plan.microbatches > 1;
+    bool steady = plan.microbatches > inFlight;
+    double laterInFlight = steady ? inFlight : std::max(1.0, inFlight - 1);
     ModelStateBytes state =
         getModelStateBytes(stages.parameters[s], mixed, plan.zero, plan.dp);
+    // The last stage's copy of a tied parameter has no optimizer state of
+    // its own: the first stage updates the parameter.
+    double updated = stages.parameters[s] -
+                     (pp > 1 && s == pp - 1 ? post.sharedParameters : 0.0);
+    state.optimizerState =
+        getModelStateBytes(updated, mixed, plan.zero, plan.dp).optimizerState;
     // A parameter server's state is on its servers: a colocated one holds
     // 1/servers of it (ZeRO-1's layout at one server per rank), a worker
     // beside dedicated servers none.
@@ -524,7 +539,7 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
       state.optimizerState =
           plan.placement == ServerPlacement::Dedicated
               ? 0
-              : getModelStateBytes(stages.parameters[s], mixed, 1, plan.servers)
+              : getModelStateBytes(updated, mixed, 1, plan.servers)
                     .optimizerState;
     MemoryBreakdown base;
     base.parameters = state.parameters;
@@ -556,11 +571,15 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
                                   : part.cost->forwardPeak);
         memory.activations = (inFlight - 1) * keptAll + before + own.savedBytes;
         memory.temporaries = own.bytes - own.savedBytes;
-        memory.gradients = accumulating ? gradientsAll
-                           : backward
-                               ? after - (part.cost == &pre ? handedOver : 0.0)
-                               : 0.0;
+        memory.gradients =
+            backward ? after - (part.cost == &pre ? handedOver : 0.0) : 0.0;
         consider(memory);
+        if (accumulating && (backward || steady)) {
+          memory.activations =
+              (laterInFlight - 1) * keptAll + before + own.savedBytes;
+          memory.gradients = gradientsAll;
+          consider(memory);
+        }
       }
       before += part.kept;
     }
