@@ -251,13 +251,9 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
                            const ModelGraph &graph) {
   std::vector<NamedSharding> pins;
   SmallVector<Operation *> positioned = getPlanPositionedOps(step);
-  // Recomputation's copies, by the position of the op each copies: a pin
-  // lays them out as that op.
-  llvm::DenseMap<int64_t, SmallVector<Operation *>> copiesOf;
-  step.walk([&](Operation *op) {
-    if (auto copied = op->getAttrOfType<IntegerAttr>(kRecomputedAttrName))
-      copiesOf[copied.getInt()].push_back(op);
-  });
+  // A pin of an op lays its recomputed copies out as it too.
+  llvm::DenseMap<int64_t, SmallVector<Operation *>> copiesOf =
+      getRecomputedCopies(step);
   for (const LiveOp &live : graph.getLiveOps()) {
     const GraphNode &node = graph.getNodes()[live.node];
     if (live.planPosition < 0)
@@ -281,17 +277,16 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
     std::vector<std::vector<std::string>> dims = toAxisNames(wanted);
     SmallVector<Operation *> laidOut = {op};
     llvm::append_range(laidOut, copiesOf.lookup(live.planPosition));
-    bool differs = false;
-    for (Operation *each : laidOut) {
-      std::optional<TensorSharding> found =
-          getRecordedSharding(each->getResult(0));
-      if (!found || !found->partial.empty()) {
-        differs = false;
-        break;
-      }
-      differs |= dims != toAxisNames(*found);
-    }
-    if (differs)
+    SmallVector<std::optional<TensorSharding>> found =
+        llvm::map_to_vector(laidOut, [](Operation *each) {
+          return getRecordedSharding(each->getResult(0));
+        });
+    bool whole = llvm::all_of(found, [](const auto &layout) {
+      return layout && layout->partial.empty();
+    });
+    if (whole && llvm::any_of(found, [&](const auto &layout) {
+          return toAxisNames(*layout) != dims;
+        }))
       pins.push_back({"@" + std::to_string(live.planPosition), dims, {}});
   }
   return pins;

@@ -872,12 +872,7 @@ LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
                         : ops[opIndex]->getNumResults() == 0))
         continue;
       namedOps.push_back(ops[opIndex]);
-      // Recomputation's copies of it are laid out as it is.
-      func.walk([&](Operation *op) {
-        auto copies = op->getAttrOfType<IntegerAttr>(kRecomputedAttrName);
-        if (copies && copies.getInt() == opIndex)
-          namedOps.push_back(op);
-      });
+      llvm::append_range(namedOps, getRecomputedCopies(func).lookup(opIndex));
     }
     if (namedOps.empty())
       return error(location)

@@ -245,6 +245,15 @@ SmallVector<Operation *> mlir::parc::getPlanPositionedOps(func::FuncOp func) {
   return ops;
 }
 
+llvm::DenseMap<int64_t, SmallVector<Operation *>>
+mlir::parc::getRecomputedCopies(func::FuncOp func) {
+  llvm::DenseMap<int64_t, SmallVector<Operation *>> copies;
+  for (Operation &op : func.getBody().front())
+    if (auto copied = op.getAttrOfType<IntegerAttr>(kRecomputedAttrName))
+      copies[copied.getInt()].push_back(&op);
+  return copies;
+}
+
 /// The layer part of a parameter name: up to and including its first
 /// all-digit component; empty if it has none.
 static StringRef getLayerName(StringRef name) {

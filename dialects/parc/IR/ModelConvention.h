@@ -87,6 +87,11 @@ constexpr StringLiteral kRecomputedAttrName = "parc.recomputed";
 /// runs before it reads the positions.
 SmallVector<Operation *> getPlanPositionedOps(func::FuncOp func);
 
+/// Recomputation's copies in `func`, by the plan position of the op each
+/// copies: a plan's layout for "@N" is its copies' too.
+llvm::DenseMap<int64_t, SmallVector<Operation *>>
+getRecomputedCopies(func::FuncOp func);
+
 /// The layers of a model, numbered 0, 1, ... in the order of the first
 /// argument of each. An argument belongs to the layer its name names up to
 /// and including its first all-digit component: "h.11" of GPT-2's
