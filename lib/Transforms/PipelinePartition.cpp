@@ -473,8 +473,8 @@ LogicalResult PipelinePartitioner::analyzeOp(Operation &op) {
     fromParameters = !fromInputs;
     if (sums)
       stage = *latest; // the sum runs where its operand is computed
-    else if (phase == Phase::Forward)
-      stage = *latest;
+    else if (phase == Phase::Forward || op.hasAttr(kRecomputedAttrName))
+      stage = *latest; // a recomputed copy runs where its original does
     else if (parameters)
       stage = *parameters;
     else if (phase == Phase::Update)

@@ -234,7 +234,8 @@ def PipelinePartitionPass
     - Ops are placed on stages: parameters (and their optimizer state) of
       layer i live on the stage that holds layer i ("layers_per_stage", or
       an even split); a forward op runs on the latest stage of its
-      operands, a backward or update op on the stage of the parameters it
+      operands (and so does an op recomputation copied, as its original
+      does), a backward or update op on the stage of the parameters it
       reads, else of the saved activations it reads (the latest), else of
       the gradients it combines (the earliest), an update op without
       parameters on the stage of its largest operand. Ops on nothing but
