@@ -5,6 +5,7 @@
 #include "parc/IR/ModelConvention.h"
 #include "parc/Transforms/LocalSgd.h"
 #include "parc/Transforms/MemoryPlan.h"
+#include "parc/Transforms/StageMeshes.h"
 #include "parc/Transforms/TensorSharding.h"
 
 #include <nlohmann/json.hpp>
@@ -107,6 +108,16 @@ FailureOr<std::string> mlir::parc::describeProgram(func::FuncOp func,
     stageJson["axis"] = axis.getValue().str();
     stageJson["index"] = stage.getInt();
     stageJson["count"] = *count;
+    // Stages on meshes of their own: every stage's, to find the peers.
+    FailureOr<SmallVector<func::FuncOp>> stages =
+        getStageFunctions(func->getParentOfType<ModuleOp>());
+    if (failed(stages))
+      return failure();
+    FailureOr<::parc::StagedMeshes> meshes = getStagedMeshes(*stages);
+    if (failed(meshes))
+      return failure();
+    for (size_t index = 0; index < meshes->getNumStages(); ++index)
+      stageJson["meshes"].push_back(meshes->getMesh(index).getSizes());
     program["stage"] = stageJson;
   }
   // Local SGD: the runner averages the replicas between steps.

@@ -104,10 +104,9 @@ struct ReduceScatterModel
     auto scatter = cast<mlir::dist::ReduceScatterOp>(op);
     SmallVector<StringRef> axes = axisNames(scatter.getAxes());
     for (int64_t rank : ranks)
-      results[rank][0] =
-          chunk(combine(mesh, operands, rank, axes, /*max=*/false),
-                scatter.getDim(), mesh.getGroupSize(axes),
-                mesh.getIndexInGroup(rank, axes));
+      results[rank][0] = chunk(
+          combine(mesh, operands, rank, axes, /*max=*/false), scatter.getDim(),
+          mesh.getGroupSize(rank, axes), mesh.getIndexInGroup(rank, axes));
     return success();
   }
 };
@@ -119,9 +118,9 @@ struct AllSliceModel : CollectiveModel<AllSliceModel, mlir::dist::AllSliceOp> {
     auto slice = cast<mlir::dist::AllSliceOp>(op);
     SmallVector<StringRef> axes = axisNames(slice.getAxes());
     for (int64_t rank : ranks)
-      results[rank][0] =
-          chunk(*operands[rank][0], slice.getDim(), mesh.getGroupSize(axes),
-                mesh.getIndexInGroup(rank, axes));
+      results[rank][0] = chunk(*operands[rank][0], slice.getDim(),
+                               mesh.getGroupSize(rank, axes),
+                               mesh.getIndexInGroup(rank, axes));
     return success();
   }
 };
@@ -132,8 +131,8 @@ struct AllToAllModel : CollectiveModel<AllToAllModel, mlir::dist::AllToAllOp> {
                                RankResults results) const {
     auto allToAll = cast<mlir::dist::AllToAllOp>(op);
     SmallVector<StringRef> axes = axisNames(allToAll.getAxes());
-    int64_t count = mesh.getGroupSize(axes);
     for (int64_t rank : ranks) {
+      int64_t count = mesh.getGroupSize(rank, axes);
       // Member q contributes its chunk for this rank, in group order.
       int64_t index = mesh.getIndexInGroup(rank, axes);
       SmallVector<Tensor> parts;

@@ -51,10 +51,7 @@ static void roundToStored(Tensor &tensor, Type type) {
 /// coordinates are `peer` (a point-to-point op's peer).
 static int64_t getPeerRank(const MeshLayout &mesh, int64_t rank,
                            ArrayAttr axes, ArrayRef<int64_t> peer) {
-  for (auto [axis, coordinate] :
-       llvm::zip_equal(axes.getAsValueRange<StringAttr>(), peer))
-    rank = mesh.getRankWithCoordinate(rank, axis, coordinate);
-  return rank;
+  return mesh.getPeerRank(rank, axisNames(axes), peer);
 }
 
 namespace {

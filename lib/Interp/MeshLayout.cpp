@@ -5,15 +5,34 @@
 using namespace mlir;
 using namespace mlir::parc::interp;
 
-MeshLayout::MeshLayout(dist::MeshOp mesh) {
-  std::vector<int64_t> sizes;
-  for (auto [name, size] :
-       llvm::zip_equal(mesh.getAxisNames().getAsValueRange<StringAttr>(),
-                       mesh.getAxisSizes())) {
+static std::vector<int64_t> getSizes(dist::MeshOp mesh) {
+  return std::vector<int64_t>(mesh.getAxisSizes().begin(),
+                              mesh.getAxisSizes().end());
+}
+
+MeshLayout::MeshLayout(dist::MeshOp mesh) : shape(getSizes(mesh)) {
+  for (StringRef name : mesh.getAxisNames().getAsValueRange<StringAttr>())
     names.push_back(name.str());
-    sizes.push_back(size);
-  }
-  shape = ::parc::MeshShape(std::move(sizes));
+}
+
+MeshLayout::MeshLayout(ArrayRef<dist::MeshOp> stageMeshes)
+    : MeshLayout(stageMeshes.front()) {
+  std::vector<::parc::MeshShape> shapes;
+  for (dist::MeshOp mesh : stageMeshes)
+    shapes.emplace_back(getSizes(mesh));
+  stages = ::parc::StagedMeshes(std::move(shapes));
+}
+
+const ::parc::MeshShape &MeshLayout::getShape(int64_t rank) const {
+  return stages.empty() ? shape : stages.getMesh(stages.getStage(rank));
+}
+
+int64_t MeshLayout::getMeshRank(int64_t rank) const {
+  return stages.empty() ? rank : stages.getMeshRank(rank);
+}
+
+int64_t MeshLayout::getNumRanks() const {
+  return stages.empty() ? shape.getNumRanks() : stages.getNumRanks();
 }
 
 size_t MeshLayout::axisPosition(StringRef axis) const {
@@ -28,27 +47,39 @@ std::vector<size_t> MeshLayout::axisPositions(ArrayRef<StringRef> axes) const {
 }
 
 int64_t MeshLayout::getCoordinate(int64_t rank, StringRef axis) const {
-  return shape.getCoordinate(rank, axisPosition(axis));
+  return getShape(rank).getCoordinate(getMeshRank(rank), axisPosition(axis));
 }
 
-int64_t MeshLayout::getRankWithCoordinate(int64_t rank, StringRef axis,
-                                          int64_t coordinate) const {
-  return shape.getRankWithCoordinate(rank, axisPosition(axis), coordinate);
+int64_t MeshLayout::getPeerRank(int64_t rank, ArrayRef<StringRef> axes,
+                                ArrayRef<int64_t> coordinates) const {
+  std::vector<int64_t> peer = getShape(rank).getCoordinates(getMeshRank(rank));
+  for (auto [axis, coordinate] : llvm::zip_equal(axes, coordinates))
+    peer[axisPosition(axis)] = coordinate;
+  if (stages.empty())
+    return shape.getRank(peer);
+  // The stage axis is the first.
+  size_t stage = peer[0];
+  return stages.getWorldRank(stage, stages.getMesh(stage).getRank(peer));
 }
 
-int64_t MeshLayout::getGroupSize(ArrayRef<StringRef> axes) const {
-  return shape.getGroupSize(axisPositions(axes));
+int64_t MeshLayout::getGroupSize(int64_t rank, ArrayRef<StringRef> axes) const {
+  return getShape(rank).getGroupSize(axisPositions(axes));
 }
 
 int64_t MeshLayout::getIndexInGroup(int64_t rank,
                                     ArrayRef<StringRef> axes) const {
-  return shape.getIndexInGroup(rank, axisPositions(axes));
+  return getShape(rank).getIndexInGroup(getMeshRank(rank), axisPositions(axes));
 }
 
 SmallVector<int64_t> MeshLayout::getGroup(int64_t rank,
                                           ArrayRef<StringRef> axes) const {
-  std::vector<int64_t> group = shape.getGroup(rank, axisPositions(axes));
-  return SmallVector<int64_t>(group.begin(), group.end());
+  SmallVector<int64_t> group;
+  size_t stage = stages.empty() ? 0 : stages.getStage(rank);
+  for (int64_t member :
+       getShape(rank).getGroup(getMeshRank(rank), axisPositions(axes)))
+    group.push_back(stages.empty() ? member
+                                   : stages.getWorldRank(stage, member));
+  return group;
 }
 
 SmallVector<StringRef> mlir::parc::interp::axisNames(ArrayAttr axes) {

@@ -13,7 +13,8 @@ mlir::parc::interp::getGlobalShape(ArrayRef<int64_t> localShape,
                                    const MeshLayout &mesh) {
   SmallVector<int64_t> shape(localShape);
   for (auto [dim, size] : llvm::enumerate(shape))
-    size *= mesh.getGroupSize(axisNames(cast<ArrayAttr>(sharding.getDims()[dim])));
+    size *= mesh.getGroupSize(
+        /*rank=*/0, axisNames(cast<ArrayAttr>(sharding.getDims()[dim])));
   return shape;
 }
 
@@ -36,7 +37,7 @@ Tensor mlir::parc::interp::sliceForRank(const Tensor &global,
   SmallVector<int64_t> localShape(global.shape);
   for (auto [dim, size] : llvm::enumerate(localShape))
     size /= mesh.getGroupSize(
-        axisNames(cast<ArrayAttr>(sharding.getDims()[dim])));
+        rank, axisNames(cast<ArrayAttr>(sharding.getDims()[dim])));
   SmallVector<int64_t> offsets =
       blockOffsets(localShape, sharding, mesh, rank);
   Tensor local(localShape);

@@ -631,14 +631,13 @@ void Searcher::checkBuildable(EvaluatedPlan &plan) const {
       localSgd ? options.globalBatch / plan.dp : options.globalBatch;
   bool dedicated = plan.sync == DataParallelSync::ParameterServer &&
                    plan.placement == ServerPlacement::Dedicated;
-  if (plan.sync == DataParallelSync::ParameterServer &&
-      plan.servers != plan.dp)
-    plan.notBuildable = dedicated
-                            ? "other counts of dedicated parameter servers "
-                              "than data-parallel ranks (parc builds one "
-                              "per rank)"
-                            : "fewer colocated parameter servers than "
-                              "data-parallel ranks (parc builds one per rank)";
+  if (dedicated && (plan.servers > plan.dp || plan.dp % plan.servers))
+    plan.notBuildable = "a count of dedicated parameter servers that does "
+                        "not divide the data-parallel ranks";
+  else if (plan.sync == DataParallelSync::ParameterServer && !dedicated &&
+           plan.servers != plan.dp)
+    plan.notBuildable = "fewer colocated parameter servers than "
+                        "data-parallel ranks (parc builds one per rank)";
   else if (dedicated && (plan.pp > 1 || plan.microbatches > 1))
     plan.notBuildable = "dedicated parameter servers with a pipeline or "
                         "gradient accumulation";

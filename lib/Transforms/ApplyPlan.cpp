@@ -202,11 +202,12 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
         return error(at.zero) << "a parameter server keeps the optimizer "
                                  "state on its servers; \"zero\" must be 0";
       if (placement == ServerPlacement::Dedicated) {
-        if (servers != *dp)
+        if (servers > *dp || *dp % servers)
           return error(at.dataParallel)
                  << servers << " dedicated servers for " << *dp
-                 << " data-parallel ranks are not built yet: parc builds one "
-                    "server per rank (parc-plan prices other counts)";
+                 << " data-parallel ranks are not built: parc builds a "
+                    "number of servers that divides the data-parallel ranks "
+                    "(parc-plan prices other counts)";
         if (plan.pipeline)
           return error(at.dataParallel)
                  << "dedicated parameter servers with a pipeline (or "
@@ -401,9 +402,15 @@ LogicalResult ApplyPlanPass::layOutModelState(const Plan &plan,
         return error(plan.locations.dataParallel)
                << "dedicated parameter servers with dynamic loss scaling "
                   "(f16-mixed) are not built";
-      func->setAttr(kParameterServerAttrName,
-                    builder.getDictionaryAttr({builder.getNamedAttr(
-                        "axis", builder.getStringAttr(kServerAxis))}));
+      std::optional<int64_t> dp = plan.getAxisSize("dp");
+      func->setAttr(
+          kParameterServerAttrName,
+          builder.getDictionaryAttr(
+              {builder.getNamedAttr("axis", builder.getStringAttr(kServerAxis)),
+               builder.getNamedAttr(
+                   "servers",
+                   builder.getI64IntegerAttr(
+                       plan.dataParallel->servers.value_or(dp.value_or(1))))}));
     }
     for (OptimizerUpdateOpInterface update : updates) {
       Value updated = update.getUpdatedParameter();

@@ -43,7 +43,10 @@
 #include "parc/IR/ParcOps.h"
 #include "parc/Transforms/Passes.h"
 
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -64,6 +67,10 @@ using namespace mlir::parc;
 namespace {
 
 constexpr StringLiteral kDataParallelAxis = "dp";
+/// With fewer servers than workers, the workers' dp axis splits into
+/// (dp, dpr): dp the server a worker belongs to, dpr the worker among that
+/// server's.
+constexpr StringLiteral kWorkerWithinServerAxis = "dpr";
 
 /// Whether `op` is a collective over exactly the data-parallel axis.
 bool isOverDataParallel(Operation *op) {
@@ -154,20 +161,39 @@ struct Pull {
 
 class ParameterServerSplit {
 public:
-  ParameterServerSplit(func::FuncOp workers, dist::MeshOp mesh, int64_t dp)
-      : workers(workers), mesh(mesh), context(workers.getContext()), dp(dp) {}
+  ParameterServerSplit(func::FuncOp workers, dist::MeshOp mesh, int64_t dp,
+                       int64_t serverCount)
+      : workers(workers), workerMesh(mesh), serverMesh(mesh),
+        context(workers.getContext()), dp(dp), serverCount(serverCount) {}
 
   LogicalResult run();
 
 private:
   LogicalResult analyze();
+  /// Fewer servers than workers: the meshes of their own (see the file
+  /// comment).
+  void createMeshes();
   LogicalResult buildServers();
+  /// A server's part is `partsPerServer` of the colocated program's: its
+  /// values that hold parts grow on the dimensions split over dp.
+  LogicalResult widenServerParts();
   LogicalResult buildWorkers();
+  /// The workers' dp axis becomes (dp, dpr) on their mesh.
+  void splitWorkersDataParallelAxis();
 
-  /// A peer on the other side: its `ps` coordinate and, for a part, its dp
-  /// coordinate (else the rank's own).
+  bool hasFewerServers() const { return serverCount < dp; }
+  /// The peer on side `side` (0 workers, 1 servers): data-parallel rank
+  /// `rank` of that side, or absent, the rank's own server (a worker's) or
+  /// its worker `ownWorker` (a server's; with one worker per server, 0).
   std::pair<ArrayAttr, SmallVector<int64_t>>
-  peerAt(int64_t side, std::optional<int64_t> dpCoordinate) const;
+  peerAt(int64_t side, std::optional<int64_t> rank,
+         int64_t ownWorker = 0) const;
+  StringRef getMeshName(int64_t side) {
+    return (side ? serverMesh : workerMesh).getSymName();
+  }
+  /// `type` of a colocated part as a server's part: `partsPerServer` times
+  /// as long on `dim`.
+  Type widenPart(Type type, int64_t dim) const;
   /// `whole` (a parameter's layout) with dp added, minor, on `dim`.
   FailureOr<dist::ShardingAttr> getPartSharding(Attribute whole, int64_t dim,
                                                 Location loc) const;
@@ -176,9 +202,17 @@ private:
   int64_t getPullChannel(size_t index) const { return pushes.size() + index; }
 
   func::FuncOp workers, servers;
-  dist::MeshOp mesh;
+  /// One mesh for both unless the servers are fewer.
+  dist::MeshOp workerMesh, serverMesh;
   MLIRContext *context;
-  int64_t dp;
+  int64_t dp, serverCount;
+  int64_t partsPerServer() const { return dp / serverCount; }
+  /// The colocated program's mesh, which createMeshes replaces.
+  std::string colocatedMeshName;
+  /// With fewer servers: each pushed gradient's sum on the servers, built
+  /// at a server's width, with the colocated part's type its readers have
+  /// until widenServerParts.
+  llvm::DenseMap<Value, Type> colocatedTypes;
   /// In the order the backward pass computes the gradients.
   SmallVector<Operation *> pushes;
   /// In result order.
@@ -189,13 +223,30 @@ private:
 };
 
 std::pair<ArrayAttr, SmallVector<int64_t>>
-ParameterServerSplit::peerAt(int64_t side,
-                             std::optional<int64_t> dpCoordinate) const {
+ParameterServerSplit::peerAt(int64_t side, std::optional<int64_t> rank,
+                             int64_t ownWorker) const {
   Builder b(context);
-  if (!dpCoordinate)
-    return {b.getStrArrayAttr({kServerAxis}), {side}};
-  return {b.getStrArrayAttr({kServerAxis, kDataParallelAxis}),
-          {side, *dpCoordinate}};
+  if (!hasFewerServers()) {
+    if (!rank)
+      return {b.getStrArrayAttr({kServerAxis}), {side}};
+    return {b.getStrArrayAttr({kServerAxis, kDataParallelAxis}), {side, *rank}};
+  }
+  // Worker w is (dp, dpr) = (w / r, w % r), server s is (s, 0).
+  int64_t perServer = partsPerServer();
+  if (!rank)
+    return {b.getStrArrayAttr({kServerAxis, kWorkerWithinServerAxis}),
+            {side, side ? 0 : ownWorker}};
+  return {
+      b.getStrArrayAttr(
+          {kServerAxis, kDataParallelAxis, kWorkerWithinServerAxis}),
+      {side, side ? *rank : *rank / perServer, side ? 0 : *rank % perServer}};
+}
+
+Type ParameterServerSplit::widenPart(Type type, int64_t dim) const {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape = llvm::to_vector(tensor.getShape());
+  shape[dim] *= partsPerServer();
+  return tensor.clone(shape);
 }
 
 FailureOr<dist::ShardingAttr>
@@ -291,7 +342,7 @@ LogicalResult ParameterServerSplit::buildServers() {
   builder.setInsertionPointAfter(workers);
   servers = cast<func::FuncOp>(builder.clone(*workers));
   servers.setSymName((workers.getSymName() + "_servers").str());
-  StringRef meshName = mesh.getSymName();
+  StringRef meshName = getMeshName(0);
 
   // The pushes arrive: a part from every worker, summed in worker order, or
   // a whole gradient from the server's own worker, summed over the servers
@@ -302,24 +353,37 @@ LogicalResult ParameterServerSplit::buildServers() {
   for (size_t index = 0; index < serverPushes.size(); ++index) {
     Operation *push = serverPushes[index];
     Type type = push->getResult(0).getType();
-    auto receive = [&](std::optional<int64_t> worker) -> Value {
-      auto [axes, peer] = peerAt(0, worker);
+    if (auto scatter = dyn_cast<dist::ReduceScatterOp>(push);
+        scatter && hasFewerServers())
+      type = widenPart(type, scatter.getDim());
+    auto receive = [&](std::optional<int64_t> worker,
+                       int64_t ownWorker) -> Value {
+      auto [axes, peer] = peerAt(0, worker, ownWorker);
       auto recv = dist::RecvOp::create(builder, push->getLoc(), type, meshName,
                                        axes, peer, getPushChannel(index));
       setPhase(recv, Phase::Update);
       return recv;
     };
+    // Summed as the parts arrive: one part's buffer at a time.
+    auto sumOf = [&](int64_t count, auto &&receiveOne) {
+      Value sum = receiveOne(0);
+      for (int64_t from = 1; from < count; ++from) {
+        sum = AddOp::create(builder, push->getLoc(), sum, receiveOne(from));
+        setPhase(sum.getDefiningOp(), Phase::Update);
+      }
+      return sum;
+    };
     if (isa<dist::AllReduceOp>(push)) {
-      // Summed over the servers where the colocated program sums it.
-      push->setOperand(0, receive(std::nullopt));
+      // From the server's own workers, summed over the servers where the
+      // colocated program sums it.
+      push->setOperand(
+          0, sumOf(hasFewerServers() ? partsPerServer() : 1,
+                   [&](int64_t own) { return receive(std::nullopt, own); }));
       continue;
     }
-    // Summed as the parts arrive: one part's buffer at a time.
-    Value sum = receive(0);
-    for (int64_t worker = 1; worker < dp; ++worker) {
-      sum = AddOp::create(builder, push->getLoc(), sum, receive(worker));
-      setPhase(sum.getDefiningOp(), Phase::Update);
-    }
+    Value sum = sumOf(dp, [&](int64_t worker) { return receive(worker, 0); });
+    if (hasFewerServers())
+      colocatedTypes[sum] = push->getResult(0).getType();
     push->getResult(0).replaceAllUsesWith(sum);
   }
 
@@ -332,18 +396,20 @@ LogicalResult ParameterServerSplit::buildServers() {
     Value value = ret.getOperand(pull.resultIndex);
     if (pull.dim)
       value = value.getDefiningOp<dist::AllGatherOp>().getInput();
-    auto sendTo = [&](std::optional<int64_t> worker) {
-      auto [axes, peer] = peerAt(0, worker);
+    auto sendTo = [&](std::optional<int64_t> worker, int64_t ownWorker) {
+      auto [axes, peer] = peerAt(0, worker, ownWorker);
       setPhase(dist::SendOp::create(builder, value.getLoc(), value, meshName,
                                     axes, peer, getPullChannel(index)),
                Phase::Update);
     };
     if (!pull.dim) {
-      sendTo(std::nullopt);
+      for (int64_t own = 0; own < (hasFewerServers() ? partsPerServer() : 1);
+           ++own)
+        sendTo(std::nullopt, own);
       continue;
     }
     for (int64_t worker = 0; worker < dp; ++worker)
-      sendTo(worker);
+      sendTo(worker, 0);
     ret->setOperand(pull.resultIndex, value);
   }
   servers.setType(FunctionType::get(context, servers.getArgumentTypes(),
@@ -476,8 +542,126 @@ LogicalResult ParameterServerSplit::buildServers() {
   return failure(leftover.wasInterrupted());
 }
 
+/// Replaces every reference to `from` in `func` by `to`.
+static void replaceMesh(func::FuncOp func, StringRef from, StringRef to) {
+  AttrTypeReplacer replacer;
+  MLIRContext *context = func.getContext();
+  replacer.addReplacement(
+      [&](FlatSymbolRefAttr ref) -> std::optional<Attribute> {
+        if (ref.getValue() != from)
+          return std::nullopt;
+        return FlatSymbolRefAttr::get(context, to);
+      });
+  replacer.recursivelyReplaceElementsIn(func, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/false);
+}
+
+void ParameterServerSplit::createMeshes() {
+  Builder b(context);
+  SmallVector<StringRef> names;
+  SmallVector<int64_t> workerSizes, serverSizes;
+  for (auto [name, size] :
+       llvm::zip_equal(workerMesh.getAxisNames().getAsValueRange<StringAttr>(),
+                       workerMesh.getAxisSizes())) {
+    names.push_back(name);
+    bool dataParallel = name == kDataParallelAxis;
+    workerSizes.push_back(dataParallel ? serverCount : size);
+    serverSizes.push_back(dataParallel ? serverCount : size);
+    if (!dataParallel)
+      continue;
+    names.push_back(kWorkerWithinServerAxis);
+    workerSizes.push_back(partsPerServer());
+    serverSizes.push_back(1);
+  }
+  auto module = workers->getParentOfType<ModuleOp>();
+  OpBuilder builder(workerMesh);
+  builder.setInsertionPointAfter(workerMesh);
+  std::string base = workerMesh.getSymName().str();
+  auto create = [&](StringRef role, ArrayRef<int64_t> sizes) {
+    std::string name = base + "_" + role.str();
+    for (int suffix = 1; SymbolTable::lookupSymbolIn(module, name); ++suffix)
+      name = base + "_" + role.str() + std::to_string(suffix);
+    return dist::MeshOp::create(builder, workerMesh.getLoc(), name,
+                                b.getStrArrayAttr(names), sizes);
+  };
+  workerMesh = create("workers", workerSizes);
+  serverMesh = create("servers", serverSizes);
+  colocatedMeshName = base;
+}
+
+LogicalResult ParameterServerSplit::widenServerParts() {
+  replaceMesh(servers, colocatedMeshName, serverMesh.getSymName());
+  // A part's dimensions split over dp: its arguments' by their layout, the
+  // rest by the parts they are computed from (the update is elementwise on
+  // its parts; its sums to scalars do not widen).
+  for (BlockArgument argument : servers.getArguments()) {
+    auto sharding = servers.getArgAttrOfType<dist::ShardingAttr>(
+        argument.getArgNumber(), dist::DistDialect::kShardingAttrName);
+    if (!sharding)
+      continue;
+    Type widened = argument.getType();
+    for (auto [dim, axes] : llvm::enumerate(sharding.getDims()))
+      if (llvm::is_contained(cast<ArrayAttr>(axes),
+                             StringAttr::get(context, kDataParallelAxis)))
+        widened = widenPart(widened, dim);
+    if (widened == argument.getType())
+      continue;
+    colocatedTypes[argument] = argument.getType();
+    argument.setType(widened);
+  }
+  for (Operation &op : servers.getBody().front().without_terminator())
+    for (OpResult result : op.getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type)
+        continue;
+      for (Value operand : op.getOperands()) {
+        auto colocated = colocatedTypes.find(operand);
+        if (colocated == colocatedTypes.end() ||
+            cast<ShapedType>(colocated->second).getShape() != type.getShape())
+          continue;
+        colocatedTypes[result] = type;
+        result.setType(
+            type.clone(cast<ShapedType>(operand.getType()).getShape()));
+        break;
+      }
+    }
+  auto ret = cast<func::ReturnOp>(servers.getBody().front().getTerminator());
+  servers.setType(FunctionType::get(
+      context, servers.getBody().getArgumentTypes(), ret.getOperandTypes()));
+  if (succeeded(verify(servers)))
+    return success();
+  return servers.emitError("runs the optimizer update on ")
+         << partsPerServer()
+         << " of the colocated program's parts per server, which its ops do "
+            "not allow (dedicated servers fewer than the workers need an "
+            "elementwise update)";
+}
+
+void ParameterServerSplit::splitWorkersDataParallelAxis() {
+  replaceMesh(workers, colocatedMeshName, workerMesh.getSymName());
+  auto dataParallel = StringAttr::get(context, kDataParallelAxis);
+  auto within = StringAttr::get(context, kWorkerWithinServerAxis);
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([&](ArrayAttr array) -> std::optional<Attribute> {
+    if (!llvm::is_contained(array, dataParallel) ||
+        llvm::is_contained(array, within))
+      return std::nullopt;
+    SmallVector<Attribute> axes;
+    for (Attribute axis : array) {
+      axes.push_back(axis);
+      if (axis == dataParallel)
+        axes.push_back(within);
+    }
+    return ArrayAttr::get(context, axes);
+  });
+  replacer.recursivelyReplaceElementsIn(workers, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/false);
+}
+
 LogicalResult ParameterServerSplit::buildWorkers() {
-  StringRef meshName = mesh.getSymName();
+  StringRef meshName = getMeshName(1);
   OpBuilder builder(context);
   // The pushes: every part to its server, or the whole gradient to the
   // worker's own server, as soon as the backward pass has computed it (the
@@ -498,11 +682,11 @@ LogicalResult ParameterServerSplit::buildWorkers() {
       continue;
     }
     auto type = cast<RankedTensorType>(gradient.getType());
-    int64_t dim = scatter.getDim(), length = type.getDimSize(dim) / dp;
+    int64_t dim = scatter.getDim(), length = type.getDimSize(dim) / serverCount;
     SmallVector<int64_t> offsets(type.getRank(), 0), strides(type.getRank(), 1);
     SmallVector<int64_t> sizes = llvm::to_vector(type.getShape());
     sizes[dim] = length;
-    for (int64_t server = 0; server < dp; ++server) {
+    for (int64_t server = 0; server < serverCount; ++server) {
       offsets[dim] = server * length;
       auto part = SliceOp::create(builder, push->getLoc(), gradient, offsets,
                                   sizes, strides);
@@ -531,8 +715,10 @@ LogicalResult ParameterServerSplit::buildWorkers() {
     }
     Type partType =
         value.getDefiningOp<dist::AllGatherOp>().getInput().getType();
+    if (hasFewerServers())
+      partType = widenPart(partType, *pull.dim);
     SmallVector<Value> parts;
-    for (int64_t server = 0; server < dp; ++server)
+    for (int64_t server = 0; server < serverCount; ++server)
       parts.push_back(receive(partType, server));
     auto joined = ConcatOp::create(builder, value.getLoc(), parts, *pull.dim);
     setPhase(joined, Phase::Update);
@@ -567,8 +753,23 @@ LogicalResult ParameterServerSplit::buildWorkers() {
 }
 
 LogicalResult ParameterServerSplit::run() {
-  if (failed(analyze()) || failed(buildServers()) || failed(buildWorkers()))
+  if (failed(analyze()))
     return failure();
+  if (hasFewerServers())
+    createMeshes();
+  if (failed(buildServers()) ||
+      (hasFewerServers() && failed(widenServerParts())) ||
+      failed(buildWorkers()))
+    return failure();
+  if (hasFewerServers()) {
+    splitWorkersDataParallelAxis();
+    // The colocated program's mesh, unless another function runs on it.
+    auto module = workers->getParentOfType<ModuleOp>();
+    Operation *colocated =
+        SymbolTable::lookupSymbolIn(module, colocatedMeshName);
+    if (colocated && SymbolTable::symbolKnownUseEmpty(colocated, module))
+      colocated->erase();
+  }
   // Both keep the plan's dist.parameter_server mark (the servers' clone
   // copied it): it names their stage axis.
   Builder b(context);
@@ -608,7 +809,23 @@ void ParameterServerPass::runOnOperation() {
                      "makes it for dedicated parameter servers)");
       return signalPassFailure();
     }
-    if (failed(ParameterServerSplit(func, mesh, *dp).run()))
+    auto marked = func->getAttrOfType<DictionaryAttr>(kParameterServerAttrName);
+    auto count = marked ? marked.getAs<IntegerAttr>("servers") : nullptr;
+    int64_t servers = count ? count.getInt() : *dp;
+    if (servers < 1 || servers > *dp || *dp % servers) {
+      func.emitError("has ")
+          << servers << " dedicated parameter servers for " << *dp
+          << " data-parallel workers; parc builds a number that divides the "
+             "workers";
+      return signalPassFailure();
+    }
+    if (servers < *dp && mesh.getAxisSize(kWorkerWithinServerAxis)) {
+      func.emitError("runs on a mesh with an axis '")
+          << kWorkerWithinServerAxis
+          << "', which fewer dedicated servers than workers reserve";
+      return signalPassFailure();
+    }
+    if (failed(ParameterServerSplit(func, mesh, *dp, servers).run()))
       return signalPassFailure();
   }
 }

@@ -102,7 +102,10 @@ std::string stageMismatch(const Program &program, const MeshInfo &mesh) {
   if (!program.stage)
     return "";
   const PipelineStage &stage = *program.stage;
-  int64_t coordinate = mesh.coordinate(stage.axis);
+  int64_t coordinate =
+      stage.meshes.empty()
+          ? mesh.coordinate(stage.axis)
+          : static_cast<int64_t>(stage.meshes.getStage(mesh.rank));
   if (coordinate == stage.index)
     return "";
   return "rank " + std::to_string(mesh.rank) + " has coordinate " +
@@ -228,6 +231,10 @@ int run(int argc, char **argv, int rank, int size) {
                     rank, size))
     return 1;
   MeshInfo mesh{program->axisNames, program->axisSizes, rank};
+  if (program->stage) {
+    mesh.stages = program->stage->meshes;
+    mesh.stage = program->stage->index;
+  }
   // From here every rank's collectives are watched, the set-up's too: a rank
   // stopped while it loads its arguments must not hang the others (one that
   // loads for longer than the timeout answers, and is waited for).

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 using namespace parcrt;
@@ -22,7 +23,10 @@ static int64_t product(const std::vector<int64_t> &shape) {
 int64_t BoundaryTensor::localElements() const { return product(localShape); }
 int64_t BoundaryTensor::globalElements() const { return product(globalShape); }
 
-int64_t Program::numRanks() const { return product(axisSizes); }
+int64_t Program::numRanks() const {
+  return stage && !stage->meshes.empty() ? stage->meshes.getNumRanks()
+                                         : product(axisSizes);
+}
 
 bool Program::isCarryResult(size_t index) const {
   return std::any_of(arguments.begin(), arguments.end(),
@@ -319,6 +323,41 @@ static void readLocalSgd(FieldReader &reader, const json &entry,
   program.localSgd = localSgd;
 }
 
+/// Reads "stage.meshes": one mesh per stage, with the program's axes, the
+/// stage axis first, and the program's own mesh for its stage.
+static void readStageMeshes(FieldReader &reader, const json &value,
+                            const Program &program, PipelineStage &stage) {
+  if (!value.is_array() || static_cast<int64_t>(value.size()) != stage.count)
+    return (void)reader.fail("stage.meshes",
+                             "expected an array of one mesh per stage");
+  if (stage.axis != 0)
+    return (void)reader.fail("stage.meshes",
+                             "the stage axis must be the first");
+  std::vector<parc::MeshShape> meshes;
+  for (size_t index = 0; index < value.size(); ++index) {
+    std::string path = "stage.meshes[" + std::to_string(index) + "]";
+    std::vector<int64_t> sizes = reader.shape(value[index], path);
+    if (!reader.ok())
+      return;
+    if (sizes.size() != program.axisSizes.size() || sizes[0] != stage.count)
+      return (void)reader.fail(path, "expected the program's axes, with " +
+                                         std::to_string(stage.count) +
+                                         " stages first");
+    int64_t ranks = 1;
+    for (int64_t size : sizes)
+      if (size < 1 || __builtin_mul_overflow(ranks, size, &ranks))
+        return (void)reader.fail(path, "sizes must be positive and their "
+                                       "product fit in int64");
+    if (static_cast<int64_t>(index) == stage.index &&
+        sizes != program.axisSizes)
+      return (void)reader.fail(path, "differs from the program's mesh");
+    meshes.emplace_back(std::move(sizes));
+  }
+  stage.meshes = parc::StagedMeshes(std::move(meshes));
+  if (stage.meshes.getNumRanks() > std::numeric_limits<int>::max())
+    reader.fail("stage.meshes", "more ranks than MPI numbers");
+}
+
 /// Reads "stage" and checks it against the mesh: the stage axis is the
 /// pipeline's, so no tensor of the stage may be split or summed over it.
 static void readStage(FieldReader &reader, const json &entry,
@@ -348,6 +387,8 @@ static void readStage(FieldReader &reader, const json &entry,
   if (stage.index < 0 || stage.index >= stage.count)
     reader.fail("stage.index",
                 "expected 0 to " + std::to_string(stage.count - 1));
+  if (auto meshes = entry.find("meshes"); reader.ok() && meshes != entry.end())
+    readStageMeshes(reader, *meshes, program, stage);
   auto usesAxis = [&](const BoundaryTensor &tensor) {
     for (const std::vector<int> &axes : tensor.sharding)
       if (std::count(axes.begin(), axes.end(), stage.axis))

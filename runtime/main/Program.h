@@ -10,6 +10,7 @@
 #ifndef PARCRT_MAIN_PROGRAM_H
 #define PARCRT_MAIN_PROGRAM_H
 
+#include "parc/Support/MeshArithmetic.h"
 #include "parcrt/Init.h"
 #include "parcrt/parcrt.h"
 
@@ -62,6 +63,9 @@ struct ProgramArgument : BoundaryTensor {
 struct PipelineStage {
   int axis = 0;
   int64_t index = 0, count = 1;
+  /// Every stage's mesh when they differ (the stage axis is then the first,
+  /// see parc::StagedMeshes); empty when all stages share the program's.
+  parc::StagedMeshes meshes;
 };
 
 /// Local SGD: each coordinate of mesh axis `axis` trains a replica, and
@@ -88,6 +92,7 @@ struct Program {
   /// fed back on its rank, never gathered or written.
   bool isCarryResult(size_t index) const;
 
+  /// The world's ranks: every stage's.
   int64_t numRanks() const;
   /// "dp=2, tp=2" ("no axes" for a single rank without a mesh).
   std::string meshDescription() const;

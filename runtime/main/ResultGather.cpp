@@ -75,6 +75,7 @@ ResultGather::ResultGather(const Program &program, const MeshInfo &mesh)
   int stage = program.stage ? static_cast<int>(program.stage->index) : 0;
   if (program.stage)
     stageMesh.axisSizes[program.stage->axis] = 1;
+  stageMesh.stages = {};
   // Keyed by world rank: the stage's ranks keep their order, which is their
   // order in stageMesh, and the leaders' order is the stages'.
   MPI_Comm_split(MPI_COMM_WORLD, stage, mesh.rank, &stageComm);

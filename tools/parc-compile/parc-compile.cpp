@@ -24,6 +24,7 @@
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/PerRankPipeline.h"
 #include "parc/Transforms/Pipeline.h"
+#include "parc/Transforms/StageMeshes.h"
 #include "parcrt/Safetensors.h"
 
 #include "dist/IR/DistOps.h"
@@ -254,6 +255,12 @@ int main(int argc, char **argv) {
 
   size_t stageAxisPosition =
       llvm::find(axisNames, stageAxis) - axisNames.begin();
+  // Stages on meshes of their own (fewer dedicated parameter servers than
+  // workers) follow each other in the world's ranks.
+  FailureOr<::parc::StagedMeshes> stageMeshes = getStagedMeshes(
+      staged ? ArrayRef<func::FuncOp>(functions) : ArrayRef<func::FuncOp>());
+  if (failed(stageMeshes))
+    return 1;
 
   // A plan written by parc-plan carries its predictions; the summary prints
   // them beside the compiled figures (ApplyPlan has read the file already).
@@ -279,6 +286,8 @@ int main(int argc, char **argv) {
     FailureOr<CompiledFigures> measured = measureCompiledProgram(func);
     if (failed(measured))
       return 1;
+    if (!stageMeshes->empty())
+      measured->ranks = stageMeshes->getNumRanks();
     figures.push_back(std::move(*measured));
   }
   // A plan's predictions are of the stage that needs the most memory.
@@ -366,11 +375,21 @@ int main(int argc, char **argv) {
   // manifest.json: every rank's executable, stage and coordinates.
   ::parc::MeshShape meshShape(axisSizes);
   auto stageOf = [&](int64_t rank) -> int64_t {
+    if (!stageMeshes->empty())
+      return stageMeshes->getStage(rank);
     return staged ? meshShape.getCoordinate(rank, stageAxisPosition) : 0;
+  };
+  auto coordinatesOf = [&](int64_t rank) {
+    if (stageMeshes->empty())
+      return meshShape.getCoordinates(rank);
+    return stageMeshes->getMesh(stageOf(rank))
+        .getCoordinates(stageMeshes->getMeshRank(rank));
   };
   nlohmann::ordered_json manifest;
   manifest["ranks"] = ranks;
   manifest["mesh"] = {{"axes", axisNames}, {"sizes", axisSizes}};
+  for (size_t stage = 0; stage < stageMeshes->getNumStages(); ++stage)
+    manifest["stage_meshes"].push_back(stageMeshes->getMesh(stage).getSizes());
   if (staged)
     manifest[first->hasAttr(kParameterServerAttrName) ? "server_axis"
                                                       : "pipeline_axis"] =
@@ -381,7 +400,7 @@ int main(int argc, char **argv) {
                                     {"executable", executables[stageOf(rank)]}};
     if (staged)
       entry["stage"] = stageOf(rank);
-    entry["coordinates"] = meshShape.getCoordinates(rank);
+    entry["coordinates"] = coordinatesOf(rank);
     rankList.push_back(entry);
   }
   manifest["rank_programs"] = rankList;

@@ -6,12 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "parc/IR/ModelConvention.h"
-#include "parc/Import/ModelFile.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/Import/ModelFile.h"
 #include "parc/Interp/EvaluableOpInterface.h"
 #include "parc/Interp/Evaluator.h"
 #include "parc/Interp/ModelData.h"
 #include "parc/Interp/ShardedTensors.h"
+#include "parc/Transforms/StageMeshes.h"
 
 #include "dist/IR/DistDialect.h"
 #include "parc/Interp/CollectiveEvaluableOpInterface.h"
@@ -166,6 +167,8 @@ static void printResult(StringRef name, Type type,
 /// stage's `carry` arguments: rank-local state, never sliced or assembled.
 struct SimulatedProgram {
   SmallVector<func::FuncOp> functions;
+  /// Each function's own mesh (partitioned functions only).
+  SmallVector<interp::MeshLayout> functionMeshes;
   SmallVector<func::FuncOp> prologues;
   std::string stageAxis;
   SmallVector<ModelArgument> arguments;
@@ -236,7 +239,10 @@ static LogicalResult describeProgram(SimulatedProgram &program,
               return failure();
             }
         argument.type = RankedTensorType::get(
-            interp::getGlobalShape(argument.type.getShape(), sharding, *mesh),
+            interp::getGlobalShape(
+                argument.type.getShape(), sharding,
+                program.functionMeshes[llvm::find(program.functions, func) -
+                                       program.functions.begin()]),
             argument.type.getElementType());
       }
       auto [it, inserted] = program.positionOf.try_emplace(
@@ -341,15 +347,19 @@ runOnMesh(const SimulatedProgram &program, ArrayRef<func::FuncOp> functions,
       if (!sharding)
         return func.emitError() << "result #" << index
                                 << " has no dist.sharding";
+      // Every rank of the stage's mesh, one of another stage standing in
+      // with its peer on this one.
+      const interp::MeshLayout &stageMesh = program.functionMeshes[stage];
       SmallVector<interp::Tensor> parts;
-      for (int64_t rank = 0; rank < mesh.getNumRanks(); ++rank) {
+      for (int64_t rank = 0; rank < stageMesh.getNumRanks(); ++rank) {
         int64_t owner =
             functions.size() == 1
                 ? rank
-                : mesh.getRankWithCoordinate(rank, program.stageAxis, stage);
+                : mesh.getWorldRank(stage, stageMesh.getRankWithCoordinate(
+                                               rank, program.stageAxis, stage));
         parts.push_back((*rankResults)[owner][index]);
       }
-      results.push_back(interp::assembleFromRanks(parts, sharding, mesh));
+      results.push_back(interp::assembleFromRanks(parts, sharding, stageMesh));
       break;
     }
   }
@@ -503,13 +513,28 @@ int main(int argc, char **argv) {
     dist::MeshOp meshOp = meshName ? dist::lookupMesh(func, meshName) : nullptr;
     if (!meshOp)
       return fail("@" + func.getSymName() + " names no mesh it runs on");
-    mesh.emplace(meshOp);
     if (program.functions.size() > 1 &&
         (!meshOp.getAxisSize(program.stageAxis) ||
          *meshOp.getAxisSize(program.stageAxis) !=
              int64_t(program.functions.size())))
       return fail("the mesh of " + inputFile + " has no axis '" +
                   program.stageAxis + "' with one coordinate per stage");
+    // Stages on meshes of their own follow each other in the ranks.
+    FailureOr<::parc::StagedMeshes> staged = getStagedMeshes(
+        program.functions.size() > 1 ? ArrayRef<func::FuncOp>(program.functions)
+                                     : ArrayRef<func::FuncOp>());
+    if (failed(staged))
+      return 1;
+    SmallVector<dist::MeshOp> stageMeshes;
+    for (func::FuncOp stage : program.functions)
+      stageMeshes.push_back(dist::lookupMesh(
+          stage, stage->getAttrOfType<FlatSymbolRefAttr>("dist.mesh")));
+    for (dist::MeshOp stageMesh : stageMeshes)
+      program.functionMeshes.emplace_back(stageMesh);
+    if (staged->empty())
+      mesh.emplace(meshOp);
+    else
+      mesh.emplace(ArrayRef<dist::MeshOp>(stageMeshes));
   } else if (simulateRanks) {
     return fail("@" + func.getSymName() +
                 " is not partitioned; --simulate-ranks needs the output of "

@@ -15,7 +15,8 @@
 
 namespace mlir::parc::interp {
 
-/// The shape of the global tensor whose parts have `localShape`.
+/// The shape of the global tensor whose parts have `localShape` on `mesh`
+/// (one mesh, not stages on meshes of their own).
 SmallVector<int64_t> getGlobalShape(ArrayRef<int64_t> localShape,
                                     dist::ShardingAttr sharding,
                                     const MeshLayout &mesh);
@@ -25,8 +26,9 @@ SmallVector<int64_t> getGlobalShape(ArrayRef<int64_t> localShape,
 Tensor sliceForRank(const Tensor &global, dist::ShardingAttr sharding,
                     const MeshLayout &mesh, int64_t rank);
 
-/// The global tensor from every rank's part: blocks are placed, copies are
-/// read once, and pending sums over `partial` axes are added up.
+/// The global tensor from every rank's part of `mesh` (one mesh): blocks are
+/// placed, copies are read once, and pending sums over `partial` axes are
+/// added up.
 Tensor assembleFromRanks(ArrayRef<Tensor> parts, dist::ShardingAttr sharding,
                          const MeshLayout &mesh);
 

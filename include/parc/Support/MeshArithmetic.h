@@ -109,6 +109,65 @@ private:
   std::vector<int64_t> sizes;
 };
 
+/// The ranks of an MPMD program whose stages run on meshes of different
+/// sizes (fewer dedicated parameter servers than workers). Every stage's
+/// mesh has the same axes, the stage axis first; stage s runs on the ranks
+/// of its mesh at coordinate s of that axis (its slice), and the slices
+/// follow each other in stage order, each in its mesh's order. When the
+/// meshes are equal this is their own numbering.
+class StagedMeshes {
+public:
+  StagedMeshes() = default;
+  /// One mesh per stage; `meshes[s]` has as many coordinates on its first
+  /// axis as there are stages.
+  explicit StagedMeshes(std::vector<MeshShape> meshes)
+      : meshes(std::move(meshes)) {}
+
+  bool empty() const { return meshes.empty(); }
+  size_t getNumStages() const { return meshes.size(); }
+  const MeshShape &getMesh(size_t stage) const { return meshes[stage]; }
+
+  /// The ranks of stage `stage` (its mesh's slice at that coordinate).
+  int64_t getSliceSize(size_t stage) const {
+    return meshes[stage].getNumRanks() / meshes[stage].getSizes()[0];
+  }
+
+  int64_t getNumRanks() const {
+    int64_t count = 0;
+    for (size_t stage = 0; stage < meshes.size(); ++stage)
+      count += getSliceSize(stage);
+    return count;
+  }
+
+  /// The stage that world rank `rank` runs.
+  size_t getStage(int64_t rank) const {
+    size_t stage = 0;
+    while (stage + 1 < meshes.size() && rank >= getSliceSize(stage))
+      rank -= getSliceSize(stage++);
+    return stage;
+  }
+
+  /// World rank `rank` as a rank of its stage's mesh.
+  int64_t getMeshRank(int64_t rank) const {
+    size_t stage = getStage(rank);
+    for (size_t before = 0; before < stage; ++before)
+      rank -= getSliceSize(before);
+    return static_cast<int64_t>(stage) * getSliceSize(stage) + rank;
+  }
+
+  /// The world rank of rank `meshRank` of stage `stage`'s mesh, which lies
+  /// in that stage's slice.
+  int64_t getWorldRank(size_t stage, int64_t meshRank) const {
+    int64_t rank = meshRank - static_cast<int64_t>(stage) * getSliceSize(stage);
+    for (size_t before = 0; before < stage; ++before)
+      rank += getSliceSize(before);
+    return rank;
+  }
+
+private:
+  std::vector<MeshShape> meshes;
+};
+
 } // namespace parc
 
 #endif // PARC_SUPPORT_MESHARITHMETIC_H

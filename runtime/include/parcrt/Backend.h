@@ -11,6 +11,7 @@
 #ifndef PARCRT_BACKEND_H
 #define PARCRT_BACKEND_H
 
+#include "parc/Support/MeshArithmetic.h"
 #include "parcrt/parcrt.h"
 
 #include <cstddef>
@@ -41,9 +42,18 @@ struct TensorRef {
 /// mixed-radix digits over the axis sizes, last axis minor.
 struct MeshInfo {
   std::vector<std::string> axisNames;
+  /// The mesh of this rank's stage.
   std::vector<int64_t> axisSizes;
+  /// The world rank.
   int rank = 0;
+  /// Where every stage's ranks lie when the stages' meshes differ, and this
+  /// rank's stage; empty when axisSizes numbers the world's ranks.
+  parc::StagedMeshes stages;
+  int64_t stage = 0;
 
+  /// This rank in axisSizes' numbering.
+  int64_t meshRank() const;
+  /// The ranks of this rank's stage's mesh.
   int64_t numRanks() const;
   int64_t coordinate(int axis) const;
   /// The world ranks of this rank's group over `axes`, in group order

@@ -1477,4 +1477,40 @@ TEST(MeshInfoTest, GroupsAreOrderedByTheirAxesFirstMajor) {
   EXPECT_EQ(mesh.indexInGroup({}), 0);
 }
 
+// 4 workers [ps, dp, dpr, tp] = [2, 2, 2, 2] x ... and 2 servers
+// [2, 2, 1, 2]: world ranks 0-7 are the workers, 8-11 the servers.
+MeshInfo stagedRank(int rank) {
+  parc::StagedMeshes stages({parc::MeshShape({2, 2, 2, 2}),
+                             parc::MeshShape({2, 2, 1, 2})});
+  int64_t stage = stages.getStage(rank);
+  MeshInfo mesh{{"ps", "dp", "dpr", "tp"},
+                stages.getMesh(stage).getSizes(),
+                rank,
+                stages,
+                stage};
+  return mesh;
+}
+
+TEST(MeshInfoTest, StagesOnMeshesOfTheirOwnFollowEachOther) {
+  MeshInfo server = stagedRank(11); // server (dp 1, tp 1)
+  EXPECT_EQ(server.stage, 1);
+  EXPECT_EQ(server.coordinate(0), 1);
+  EXPECT_EQ(server.coordinate(1), 1);
+  EXPECT_EQ(server.coordinate(3), 1);
+  EXPECT_EQ(server.group({1}), (std::vector<int>{9, 11}));
+  EXPECT_EQ(server.indexInGroup({1}), 1);
+  // Worker (dp 1, dpr 0, tp 1), as a server addresses it.
+  int64_t toWorker[] = {0, 0, 1, 1, 2, 0};
+  EXPECT_EQ(server.peer(3, toWorker), 5);
+  // A worker's own server keeps the worker's dp and tp.
+  MeshInfo worker = stagedRank(7); // (dp 1, dpr 1, tp 1)
+  EXPECT_EQ(worker.group({1, 2}), (std::vector<int>{1, 3, 5, 7}));
+  int64_t toOwnServer[] = {0, 1, 2, 0};
+  EXPECT_EQ(worker.peer(2, toOwnServer), 11);
+  int64_t outside[] = {0, 1, 2, 1};
+  EXPECT_EQ(worker.peer(2, outside), -1);
+  // Over the stage axis: every rank, each stage's in its mesh.
+  EXPECT_EQ(worker.group({0, 1, 2, 3}).size(), 12u);
+}
+
 } // namespace

@@ -123,6 +123,17 @@ TEST(ProgramTest, ReportsTheOffendingField) {
       std::string::npos);
 }
 
+TEST(ProgramTest, StagesOnMeshesOfTheirOwnCountEveryStagesRanks) {
+  std::string error;
+  std::string staged = edited(
+      "\"arena_bytes\"", "\"stage\":{\"axis\":\"dp\",\"index\":0,"
+                          "\"count\":2,\"meshes\":[[2],[2]]},"
+                          "\"arena_bytes\"");
+  EXPECT_NE(parseError(staged).find("stage.meshes[0]: expected the program's "
+                                    "axes, with 2 stages first"),
+            std::string::npos);
+}
+
 BoundaryTensor layout(std::vector<int64_t> global, std::vector<int64_t> local,
                       std::vector<std::vector<int>> sharding,
                       std::vector<int> partial = {}) {
