@@ -370,10 +370,13 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
     double gradients = stages.parameters[s] * (mixed ? 2 : 4);
     if (dp <= 1)
       return 0;
-    if (plan.sync == DataParallelSync::ParameterServer)
-      return getParameterServerTraffic(gradients, dp, plan.servers,
-                                       plan.placement)
-          .busiest;
+    if (plan.sync == DataParallelSync::ParameterServer) {
+      // Dedicated servers are not among the devices: a device is a worker.
+      ParameterServerTraffic traffic = getParameterServerTraffic(
+          gradients, dp, plan.servers, plan.placement);
+      return plan.placement == ServerPlacement::Dedicated ? traffic.worker
+                                                          : traffic.busiest;
+    }
     if (plan.sync == DataParallelSync::LocalSgd)
       return dist::getRingTrafficBytes(
                  CollectiveKind::AllReduce,
