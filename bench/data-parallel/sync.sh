@@ -4,6 +4,7 @@
 # ranks with a global batch of 8, synchronized by ring all-reduce, by a
 # parameter server colocated on the two ranks (ZeRO-1's layout) or on two
 # dedicated server ranks beside them (4 processes on this machine's cores),
+# or on one (dedicated1: 3 processes),
 # and by local SGD averaging every step and every 4 steps (the train step
 # of one replica's batch, 4). `parc-plan --calibrate` measures the machine once;
 # parc-plan --fix prices each and writes its plan, parc-compile builds it,
@@ -27,12 +28,13 @@ for batch in 8 4; do
     -o "$work/step$batch.mlir"
 done
 "$bin/parc-plan" --calibrate --ranks 2 -o "$work/cluster.json" > /dev/null 2>&1
-syncs="allreduce parameter-server parameter-server:dedicated local-sgd:1 local-sgd:4"
+syncs="allreduce parameter-server parameter-server:dedicated parameter-server:dedicated1 local-sgd:1 local-sgd:4"
 for sync in $syncs; do
   name=${sync/:/-}
   batch=8 fix="sync=${sync%%:*}"
   if [[ $sync == local-sgd:* ]]; then batch=4 fix="$fix,sync_every=${sync#*:}"; fi
-  if [[ $sync == *:dedicated ]]; then fix="$fix,placement=dedicated"; fi
+  if [[ $sync == *:dedicated* ]]; then fix="$fix,placement=dedicated"; fi
+  if [[ $sync == *:dedicated1 ]]; then fix="$fix,servers=1"; fi
   "$bin/parc-plan" "$work/model$batch.mlir" --cluster "$work/cluster.json" \
     --gpus 2 --global-batch 8 --dtype f32 \
     --fix "dp=2,tp=1,pp=1,zero=0,recompute=none,sp=off,mb=4,$fix" \

@@ -3,6 +3,7 @@
 #include "parc/Plan/CompileCheck.h"
 
 #include "parc/IR/ModelConvention.h"
+#include "parc/Transforms/ParameterServer.h"
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/PerRankPipeline.h"
 
@@ -64,7 +65,7 @@ mlir::parc::compilePlan(func::FuncOp forward, const Plan &plan,
     return failure();
   }
   // A pipeline's figures are its heaviest stage's: the memory that must
-  // fit on every device.
+  // fit on every device (dedicated parameter servers are not devices).
   FailureOr<SmallVector<func::FuncOp>> stages = getStageFunctions(*module);
   if (failed(stages)) {
     error = messages;
@@ -74,6 +75,8 @@ mlir::parc::compilePlan(func::FuncOp forward, const Plan &plan,
     return measureCompiledProgram(step);
   std::optional<CompiledFigures> heaviest;
   for (func::FuncOp stage : *stages) {
+    if (isDedicatedServers(stage))
+      continue;
     FailureOr<CompiledFigures> figures = measureCompiledProgram(stage);
     if (failed(figures))
       return failure();

@@ -601,6 +601,9 @@ LogicalResult ParameterServerSplit::widenServerParts() {
     if (!sharding)
       continue;
     Type widened = argument.getType();
+    auto tensor = dyn_cast<RankedTensorType>(widened);
+    if (!tensor || tensor.getRank() != int64_t(sharding.getDims().size()))
+      continue;
     for (auto [dim, axes] : llvm::enumerate(sharding.getDims()))
       if (llvm::is_contained(cast<ArrayAttr>(axes),
                              StringAttr::get(context, kDataParallelAxis)))
@@ -777,6 +780,16 @@ LogicalResult ParameterServerSplit::run() {
   servers->setAttr(kStageAttrName, b.getI64IntegerAttr(1));
   return success();
 }
+
+} // namespace
+
+bool mlir::parc::isDedicatedServers(func::FuncOp stage) {
+  auto index = stage->getAttrOfType<IntegerAttr>(kStageAttrName);
+  return stage->hasAttr(kParameterServerAttrName) && index &&
+         index.getInt() == 1;
+}
+
+namespace {
 
 struct ParameterServerPass
     : public parc::impl::ParameterServerPassBase<ParameterServerPass> {

@@ -21,6 +21,7 @@
 #include "parc/Support/MeshArithmetic.h"
 #include "parc/Transforms/LocalPartitionOpInterface.h"
 #include "parc/Transforms/MemoryPlan.h"
+#include "parc/Transforms/ParameterServer.h"
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/PerRankPipeline.h"
 #include "parc/Transforms/Pipeline.h"
@@ -290,12 +291,13 @@ int main(int argc, char **argv) {
       measured->ranks = stageMeshes->getNumRanks();
     figures.push_back(std::move(*measured));
   }
-  // A plan's predictions are of the stage that needs the most memory.
-  size_t heaviest = llvm::max_element(figures, [](const CompiledFigures &a,
-                                                  const CompiledFigures &b) {
-                      return a.arenaBytes < b.arenaBytes;
-                    }) -
-                    figures.begin();
+  // A plan's predictions are of the device stage that needs the most
+  // memory (dedicated parameter servers are not devices).
+  size_t heaviest = 0;
+  for (auto [stage, func] : llvm::enumerate(functions))
+    if (!isDedicatedServers(func) &&
+        figures[stage].arenaBytes > figures[heaviest].arenaBytes)
+      heaviest = stage;
   for (auto [stage, func] : llvm::enumerate(functions)) {
     ranks = figures[stage].ranks;
     std::string stageName = getStageName(func, stage);

@@ -11,6 +11,7 @@
 #ifndef PARC_TRANSFORMS_PARAMETERSERVER_H
 #define PARC_TRANSFORMS_PARAMETERSERVER_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir::parc {
@@ -18,6 +19,11 @@ namespace mlir::parc {
 /// The mesh axis --parc-apply-plan adds for dedicated parameter servers
 /// (major to all others): coordinate 0 runs the workers, 1 the servers.
 constexpr llvm::StringLiteral kServerAxis = "ps";
+
+/// Whether `stage` is the dedicated parameter servers' function: its ranks
+/// are not among the devices a plan fills, so a plan's per-device figures
+/// are the workers'.
+bool isDedicatedServers(func::FuncOp stage);
 
 } // namespace mlir::parc
 
