@@ -47,13 +47,6 @@ static void roundToStored(Tensor &tensor, Type type) {
   }
 }
 
-/// The rank that agrees with `rank` on every axis but `axes`, where its
-/// coordinates are `peer` (a point-to-point op's peer).
-static int64_t getPeerRank(const MeshLayout &mesh, int64_t rank,
-                           ArrayAttr axes, ArrayRef<int64_t> peer) {
-  return mesh.getPeerRank(rank, axisNames(axes), peer);
-}
-
 namespace {
 
 /// One simulated rank: its function, the next op it runs, its values.
@@ -148,13 +141,27 @@ Simulation::Progress Simulation::advance(int64_t rank) {
       op.emitOpError("is point-to-point; evaluate it on a mesh");
       return Progress::Failed;
     }
+    // A point-to-point op's peer: a rank of the mesh of the stage it
+    // addresses, or an error.
+    auto peerOf = [&](ArrayAttr axes,
+                      ArrayRef<int64_t> coordinates) -> int64_t {
+      int64_t peer = mesh->getPeerRank(rank, axisNames(axes), coordinates);
+      if (peer < 0)
+        op.emitOpError("on rank ")
+            << rank << " names a peer outside the mesh of the stage it "
+            << "addresses";
+      return peer;
+    };
     if (auto send = dyn_cast<dist::SendOp>(op)) {
-      int64_t to = getPeerRank(*mesh, rank, send.getAxes(), send.getPeer());
+      int64_t to = peerOf(send.getAxes(), send.getPeer());
+      if (to < 0)
+        return Progress::Failed;
       channels[{rank, to, send.getChannel()}].push_back(
           run.values.lookup(send.getInput()));
     } else if (auto recv = dyn_cast<dist::RecvOp>(op)) {
-      int64_t from =
-          getPeerRank(*mesh, rank, recv.getAxes(), recv.getPeer());
+      int64_t from = peerOf(recv.getAxes(), recv.getPeer());
+      if (from < 0)
+        return Progress::Failed;
       auto it = channels.find({from, rank, recv.getChannel()});
       if (it == channels.end() || it->second.empty())
         return progress;

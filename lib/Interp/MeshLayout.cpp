@@ -53,13 +53,24 @@ int64_t MeshLayout::getCoordinate(int64_t rank, StringRef axis) const {
 int64_t MeshLayout::getPeerRank(int64_t rank, ArrayRef<StringRef> axes,
                                 ArrayRef<int64_t> coordinates) const {
   std::vector<int64_t> peer = getShape(rank).getCoordinates(getMeshRank(rank));
-  for (auto [axis, coordinate] : llvm::zip_equal(axes, coordinates))
-    peer[axisPosition(axis)] = coordinate;
-  if (stages.empty())
-    return shape.getRank(peer);
-  // The stage axis is the first.
-  size_t stage = peer[0];
-  return stages.getWorldRank(stage, stages.getMesh(stage).getRank(peer));
+  for (auto [axis, coordinate] : llvm::zip_equal(axes, coordinates)) {
+    size_t position = axisPosition(axis);
+    if (position >= peer.size())
+      return -1;
+    peer[position] = coordinate;
+  }
+  // On stages of their own the stage axis is the first.
+  if (!stages.empty() &&
+      (peer[0] < 0 || peer[0] >= int64_t(stages.getNumStages())))
+    return -1;
+  size_t stage = stages.empty() ? 0 : peer[0];
+  const ::parc::MeshShape &peerShape =
+      stages.empty() ? shape : stages.getMesh(stage);
+  for (auto [coordinate, size] : llvm::zip_equal(peer, peerShape.getSizes()))
+    if (coordinate < 0 || coordinate >= size)
+      return -1;
+  return stages.empty() ? peerShape.getRank(peer)
+                        : stages.getWorldRank(stage, peerShape.getRank(peer));
 }
 
 int64_t MeshLayout::getGroupSize(int64_t rank, ArrayRef<StringRef> axes) const {

@@ -46,6 +46,13 @@ using namespace mlir::parc;
 
 namespace {
 
+/// How many parameter servers `plan` asks for: by default one per
+/// data-parallel rank.
+static int64_t getServerCount(const Plan &plan) {
+  return plan.dataParallel->servers.value_or(
+      plan.getAxisSize("dp").value_or(1));
+}
+
 /// Whether `plan` asks for parameter servers on ranks of their own.
 bool hasDedicatedServers(const Plan &plan) {
   return plan.dataParallel &&
@@ -189,7 +196,7 @@ LogicalResult ApplyPlanPass::checkBuilt(const Plan &plan) {
     if (server) {
       ServerPlacement placement =
           dataParallel->placement.value_or(ServerPlacement::Colocated);
-      int64_t servers = dataParallel->servers.value_or(dp.value_or(1));
+      int64_t servers = getServerCount(plan);
       if (!dp)
         return error(at.dataParallel)
                << "a parameter server serves the data-parallel ranks of the "
@@ -402,15 +409,12 @@ LogicalResult ApplyPlanPass::layOutModelState(const Plan &plan,
         return error(plan.locations.dataParallel)
                << "dedicated parameter servers with dynamic loss scaling "
                   "(f16-mixed) are not built";
-      std::optional<int64_t> dp = plan.getAxisSize("dp");
       func->setAttr(
           kParameterServerAttrName,
           builder.getDictionaryAttr(
               {builder.getNamedAttr("axis", builder.getStringAttr(kServerAxis)),
-               builder.getNamedAttr(
-                   "servers",
-                   builder.getI64IntegerAttr(
-                       plan.dataParallel->servers.value_or(dp.value_or(1))))}));
+               builder.getNamedAttr("servers", builder.getI64IntegerAttr(
+                                                   getServerCount(plan)))}));
     }
     for (OptimizerUpdateOpInterface update : updates) {
       Value updated = update.getUpdatedParameter();

@@ -13,13 +13,13 @@
 //    and where the colocated program all-gathers an updated parameter, it
 //    receives every server's part and joins them (the pull). A gradient that
 //    does not split is all-reduced in the colocated program: the worker sends
-//    it whole to its own server.
+//    it whole to its own server (the one at its dp coordinate).
 //  - the servers' (stage 1): each receives its part of every gradient from
 //    all workers and sums them in worker order (a gradient that does not
-//    split arrives from its own worker and is all-reduced among the
+//    split arrives from its own workers and is all-reduced among the
 //    servers), runs the optimizer update on its part with its part of the
 //    optimizer state, and sends the new part to every worker (a whole
-//    parameter to its own worker).
+//    parameter to its own workers).
 //
 // The servers' function is what the update needs and nothing else: the
 // pushes' sums, the parameters' parts (arguments laid out over dp), the
@@ -31,6 +31,17 @@
 // thus posts its messages in one order, which NCCL needs (a send there
 // waits for its receive, and messages match in posting order whatever
 // their channel); MPI's buffered sends need less.
+//
+// Fewer servers than workers (`"servers": k` dividing dp = n): server s owns
+// what colocated ranks s n/k to (s + 1) n/k - 1 own, 1/k of every tensor
+// that splits. The stages run on meshes of their own with the same axes
+// (parc::StagedMeshes numbers their ranks): the workers' dp axis splits into
+// (dp, dpr), @mesh_workers [ps = 2, dp = k, dpr = n/k, ...], so that a
+// worker's dp coordinate names its server; the servers' mesh is
+// @mesh_servers [ps = 2, dp = k, dpr = 1, ...]. Every peer is then a static
+// coordinate: a worker's own server is its dp with dpr 0, and a server's own
+// workers are its dp with each dpr. The servers' function is the colocated
+// update on parts n/k times as long.
 //
 //===----------------------------------------------------------------------===//
 
@@ -170,8 +181,8 @@ public:
 
 private:
   LogicalResult analyze();
-  /// Fewer servers than workers: the meshes of their own (see the file
-  /// comment).
+  /// Fewer servers than workers: the stages' meshes of their own (see the
+  /// file comment).
   void createMeshes();
   LogicalResult buildServers();
   /// A server's part is `partsPerServer` of the colocated program's: its
@@ -188,8 +199,10 @@ private:
   std::pair<ArrayAttr, SmallVector<int64_t>>
   peerAt(int64_t side, std::optional<int64_t> rank,
          int64_t ownWorker = 0) const;
-  StringRef getMeshName(int64_t side) {
-    return (side ? serverMesh : workerMesh).getSymName();
+  /// The mesh of side `side` (0 workers, 1 servers).
+  StringRef getMeshName(int64_t side) const {
+    dist::MeshOp mesh = side ? serverMesh : workerMesh;
+    return mesh.getSymName();
   }
   /// `type` of a colocated part as a server's part: `partsPerServer` times
   /// as long on `dim`.
@@ -345,8 +358,8 @@ LogicalResult ParameterServerSplit::buildServers() {
   StringRef meshName = getMeshName(0);
 
   // The pushes arrive: a part from every worker, summed in worker order, or
-  // a whole gradient from the server's own worker, summed over the servers
-  // by the colocated program's all_reduce.
+  // a whole gradient from each of the server's own workers, summed over the
+  // servers by the colocated program's all_reduce.
   SmallVector<Operation *> serverPushes = findUpdatesAndPushes(servers).second;
   Block &body = servers.getBody().front();
   builder.setInsertionPointToStart(&body);
@@ -376,9 +389,9 @@ LogicalResult ParameterServerSplit::buildServers() {
     if (isa<dist::AllReduceOp>(push)) {
       // From the server's own workers, summed over the servers where the
       // colocated program sums it.
-      push->setOperand(
-          0, sumOf(hasFewerServers() ? partsPerServer() : 1,
-                   [&](int64_t own) { return receive(std::nullopt, own); }));
+      push->setOperand(0, sumOf(partsPerServer(), [&](int64_t own) {
+                         return receive(std::nullopt, own);
+                       }));
       continue;
     }
     Value sum = sumOf(dp, [&](int64_t worker) { return receive(worker, 0); });
@@ -403,8 +416,7 @@ LogicalResult ParameterServerSplit::buildServers() {
                Phase::Update);
     };
     if (!pull.dim) {
-      for (int64_t own = 0; own < (hasFewerServers() ? partsPerServer() : 1);
-           ++own)
+      for (int64_t own = 0; own < (partsPerServer()); ++own)
         sendTo(std::nullopt, own);
       continue;
     }
@@ -603,7 +615,10 @@ LogicalResult ParameterServerSplit::widenServerParts() {
     Type widened = argument.getType();
     auto tensor = dyn_cast<RankedTensorType>(widened);
     if (!tensor || tensor.getRank() != int64_t(sharding.getDims().size()))
-      continue;
+      return servers.emitError("argument #")
+             << argument.getArgNumber() << " has a dist.sharding of "
+             << sharding.getDims().size() << " dimensions for its type "
+             << argument.getType();
     for (auto [dim, axes] : llvm::enumerate(sharding.getDims()))
       if (llvm::is_contained(cast<ArrayAttr>(axes),
                              StringAttr::get(context, kDataParallelAxis)))
@@ -684,6 +699,11 @@ LogicalResult ParameterServerSplit::buildWorkers() {
       sendTo(gradient, std::nullopt);
       continue;
     }
+    // One server owns the whole tensor.
+    if (serverCount == 1) {
+      sendTo(gradient, 0);
+      continue;
+    }
     auto type = cast<RankedTensorType>(gradient.getType());
     int64_t dim = scatter.getDim(), length = type.getDimSize(dim) / serverCount;
     SmallVector<int64_t> offsets(type.getRank(), 0), strides(type.getRank(), 1);
@@ -723,8 +743,11 @@ LogicalResult ParameterServerSplit::buildWorkers() {
     SmallVector<Value> parts;
     for (int64_t server = 0; server < serverCount; ++server)
       parts.push_back(receive(partType, server));
-    auto joined = ConcatOp::create(builder, value.getLoc(), parts, *pull.dim);
-    setPhase(joined, Phase::Update);
+    Value joined = parts.front();
+    if (serverCount > 1) {
+      joined = ConcatOp::create(builder, value.getLoc(), parts, *pull.dim);
+      setPhase(joined.getDefiningOp(), Phase::Update);
+    }
     ret->setOperand(pull.resultIndex, joined);
   }
 
@@ -823,8 +846,13 @@ void ParameterServerPass::runOnOperation() {
       return signalPassFailure();
     }
     auto marked = func->getAttrOfType<DictionaryAttr>(kParameterServerAttrName);
-    auto count = marked ? marked.getAs<IntegerAttr>("servers") : nullptr;
-    int64_t servers = count ? count.getInt() : *dp;
+    Attribute count = marked ? marked.get("servers") : nullptr;
+    if (count && !isa<IntegerAttr>(count)) {
+      func.emitError("has dist.parameter_server's \"servers\" ")
+          << count << "; expected an integer";
+      return signalPassFailure();
+    }
+    int64_t servers = count ? cast<IntegerAttr>(count).getInt() : *dp;
     if (servers < 1 || servers > *dp || *dp % servers) {
       func.emitError("has ")
           << servers << " dedicated parameter servers for " << *dp

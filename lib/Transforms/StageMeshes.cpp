@@ -17,7 +17,11 @@ mlir::parc::getStagedMeshes(ArrayRef<func::FuncOp> stages) {
       return stage.emitError("is a stage function but names no mesh");
     meshes.push_back(mesh);
   }
-  if (llvm::all_equal(meshes))
+  auto sameShape = [&](dist::MeshOp mesh) {
+    return mesh.getAxisNames() == meshes.front().getAxisNames() &&
+           mesh.getAxisSizes() == meshes.front().getAxisSizes();
+  };
+  if (llvm::all_of(meshes, sameShape))
     return ::parc::StagedMeshes();
   std::vector<::parc::MeshShape> shapes;
   for (auto [index, mesh] : llvm::enumerate(meshes)) {

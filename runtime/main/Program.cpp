@@ -36,12 +36,25 @@ bool Program::isCarryResult(size_t index) const {
                      });
 }
 
-std::string Program::meshDescription() const {
+/// "dp=2, tp=2" for `sizes` over `names`.
+static std::string describeMesh(const std::vector<std::string> &names,
+                                const std::vector<int64_t> &sizes) {
   std::string text;
-  for (size_t axis = 0; axis < axisNames.size(); ++axis)
-    text += (axis ? ", " : "") + axisNames[axis] + "=" +
-            std::to_string(axisSizes[axis]);
+  for (size_t axis = 0; axis < names.size(); ++axis)
+    text +=
+        (axis ? ", " : "") + names[axis] + "=" + std::to_string(sizes[axis]);
   return text.empty() ? "no axes" : text;
+}
+
+std::string Program::meshDescription() const {
+  if (!stage || stage->meshes.empty())
+    return describeMesh(axisNames, axisSizes);
+  std::string text;
+  for (size_t index = 0; index < stage->meshes.getNumStages(); ++index)
+    text += (index ? "; stage " : "stage ") + std::to_string(index) + ": " +
+            describeMesh(axisNames, stage->meshes.getMesh(index).getSizes()) +
+            ", " + std::to_string(stage->meshes.getSliceSize(index)) + " ranks";
+  return text;
 }
 
 std::string parcrt::typeString(const std::vector<int64_t> &shape,

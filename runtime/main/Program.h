@@ -94,7 +94,8 @@ struct Program {
 
   /// The world's ranks: every stage's.
   int64_t numRanks() const;
-  /// "dp=2, tp=2" ("no axes" for a single rank without a mesh).
+  /// "dp=2, tp=2" ("no axes" for a single rank without a mesh); stages on
+  /// meshes of their own, each stage's mesh and ranks.
   std::string meshDescription() const;
 };
 

@@ -531,10 +531,27 @@ int main(int argc, char **argv) {
           stage, stage->getAttrOfType<FlatSymbolRefAttr>("dist.mesh")));
     for (dist::MeshOp stageMesh : stageMeshes)
       program.functionMeshes.emplace_back(stageMesh);
-    if (staged->empty())
+    if (staged->empty()) {
       mesh.emplace(meshOp);
-    else
+    } else {
+      // Stages on meshes of their own meet only point to point.
+      for (func::FuncOp stage : program.functions) {
+        WalkResult walk = stage.walk([&](dist::CommunicationOpInterface op) {
+          if (isa<dist::SendOp, dist::RecvOp>(op) ||
+              !llvm::is_contained(
+                  op.getGroupAxes().getAsValueRange<StringAttr>(),
+                  program.stageAxis))
+            return WalkResult::advance();
+          op->emitOpError("is a collective over the stage axis '")
+              << program.stageAxis
+              << "', whose stages run on meshes of their own";
+          return WalkResult::interrupt();
+        });
+        if (walk.wasInterrupted())
+          return 1;
+      }
       mesh.emplace(ArrayRef<dist::MeshOp>(stageMeshes));
+    }
   } else if (simulateRanks) {
     return fail("@" + func.getSymName() +
                 " is not partitioned; --simulate-ranks needs the output of "

@@ -28,7 +28,7 @@ public:
   int64_t getCoordinate(int64_t rank, StringRef axis) const;
   /// The rank whose coordinates on `axes` are `coordinates` and on the
   /// other axes `rank`'s (a point-to-point peer, on another stage's mesh
-  /// when the stage axis is among `axes`).
+  /// when the stage axis is among `axes`); -1 when that mesh has none.
   int64_t getPeerRank(int64_t rank, ArrayRef<StringRef> axes,
                       ArrayRef<int64_t> coordinates) const;
   int64_t getRankWithCoordinate(int64_t rank, StringRef axis,

@@ -38,8 +38,11 @@ struct TensorRef {
 };
 
 /// The logical mesh and this rank's place in it, by the project's one mesh
-/// arithmetic (parc/Support/MeshArithmetic.h): rank r's coordinates are r's
-/// mixed-radix digits over the axis sizes, last axis minor.
+/// arithmetic (parc/Support/MeshArithmetic.h): the coordinates are the mesh
+/// rank's mixed-radix digits over the axis sizes, last axis minor. The mesh
+/// rank is the world rank unless the stages run on meshes of their own
+/// (`stages`); groups over axes without the stage axis then stay within
+/// this rank's stage, which is all that collectives see.
 struct MeshInfo {
   std::vector<std::string> axisNames;
   /// The mesh of this rank's stage.

@@ -1509,8 +1509,16 @@ TEST(MeshInfoTest, StagesOnMeshesOfTheirOwnFollowEachOther) {
   EXPECT_EQ(worker.peer(2, toOwnServer), 11);
   int64_t outside[] = {0, 1, 2, 1};
   EXPECT_EQ(worker.peer(2, outside), -1);
-  // Over the stage axis: every rank, each stage's in its mesh.
-  EXPECT_EQ(worker.group({0, 1, 2, 3}).size(), 12u);
+  int64_t noStage[] = {0, 2};
+  EXPECT_EQ(worker.peer(1, noStage), -1);
+  // Over the stage axis: every rank, each stage's in its mesh, stage-major.
+  std::vector<int> everyRank(12);
+  for (int rank = 0; rank < 12; ++rank)
+    everyRank[rank] = rank;
+  EXPECT_EQ(worker.group({0, 1, 2, 3}), everyRank);
+  // A server's coordinates hold only the workers of dpr 0.
+  EXPECT_EQ(stagedRank(5).group({0}), (std::vector<int>{5, 11}));
+  EXPECT_EQ(worker.group({0}), (std::vector<int>{7}));
 }
 
 } // namespace

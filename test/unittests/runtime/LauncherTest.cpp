@@ -124,13 +124,37 @@ TEST(ProgramTest, ReportsTheOffendingField) {
 }
 
 TEST(ProgramTest, StagesOnMeshesOfTheirOwnCountEveryStagesRanks) {
+  // A first axis "ps" whose stage 1 has half the dp ranks.
+  auto staged = [](const std::string &meshes) {
+    std::string text = mlp;
+    text.replace(text.find("\"axes\":[\"dp\",\"tp\"],\"sizes\":[2,2]"),
+                 std::strlen("\"axes\":[\"dp\",\"tp\"],\"sizes\":[2,2]"),
+                 "\"axes\":[\"ps\",\"dp\",\"tp\"],\"sizes\":[2,2,2]");
+    std::string stage = "\"stage\":{\"axis\":\"ps\",\"index\":0,"
+                        "\"count\":2,\"meshes\":" +
+                        meshes + "},";
+    return text.insert(text.find("\"arena_bytes\""), stage);
+  };
   std::string error;
-  std::string staged = edited(
-      "\"arena_bytes\"", "\"stage\":{\"axis\":\"dp\",\"index\":0,"
-                          "\"count\":2,\"meshes\":[[2],[2]]},"
-                          "\"arena_bytes\"");
-  EXPECT_NE(parseError(staged).find("stage.meshes[0]: expected the program's "
-                                    "axes, with 2 stages first"),
+  std::optional<Program> program =
+      parseProgram(staged("[[2,2,2],[2,1,2]]").c_str(), &error);
+  ASSERT_TRUE(program.has_value()) << error;
+  EXPECT_EQ(program->numRanks(), 6);
+  EXPECT_EQ(program->meshDescription(),
+            "stage 0: ps=2, dp=2, tp=2, 4 ranks; stage 1: ps=2, dp=1, tp=2, "
+            "2 ranks");
+  EXPECT_NE(parseError(staged("[[2,1,2],[2,1,2]]"))
+                .find("stage.meshes[0]: differs from the program's mesh"),
+            std::string::npos);
+  EXPECT_NE(parseError(staged("[[2,2],[2,1]]"))
+                .find("stage.meshes[0]: expected the program's axes, with 2 "
+                      "stages first"),
+            std::string::npos);
+  EXPECT_NE(parseError(staged("[[2,2,2],[2,0,2]]"))
+                .find("stage.meshes[1]: sizes must be positive"),
+            std::string::npos);
+  EXPECT_NE(parseError(staged("[[2,2,2]]"))
+                .find("stage.meshes: expected an array of one mesh per stage"),
             std::string::npos);
 }
 
