@@ -359,15 +359,18 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   // gathers a parameter for each op of every micro-batch that reads it, and
   // reduce-scatters each gradient.
   bool mixed = options.dtype == "bf16";
+  // A gradient's or a gathered weight's bytes per parameter, and a
+  // replica's averaged by local SGD (bf16 copies and their f32 masters).
+  double gradientWidth = mixed ? 2 : 4, averagedWidth = mixed ? 6 : 4;
   double stageParams = stages.parameters[slowest];
-  double gradientBytes = stageParams * (mixed ? 2 : 4);
-  double gatheredBytes = stages.parameterReads[slowest] * (mixed ? 2 : 4);
+  double gradientBytes = stageParams * gradientWidth;
+  double gatheredBytes = stages.parameterReads[slowest] * gradientWidth;
   GroupPlacement dpGroup{dp, plan.tp};
   bool overlap = options.overlapGradientReduction &&
                  costs.getCluster().overlapsCommunication;
   // The bytes a rank of stage `s` sends per step for data parallelism.
   auto dataParallelBytes = [&](int64_t s) -> double {
-    double gradients = stages.parameters[s] * (mixed ? 2 : 4);
+    double gradients = stages.parameters[s] * gradientWidth;
     if (dp <= 1)
       return 0;
     if (plan.sync == DataParallelSync::ParameterServer) {
@@ -380,12 +383,12 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
     if (plan.sync == DataParallelSync::LocalSgd)
       return dist::getRingTrafficBytes(
                  CollectiveKind::AllReduce,
-                 int64_t(stages.parameters[s] * (mixed ? 6 : 4)), dp) /
+                 int64_t(stages.parameters[s] * averagedWidth), dp) /
              double(plan.syncEvery);
     if (zero < 3)
       return dist::getRingTrafficBytes(CollectiveKind::AllReduce,
                                        int64_t(gradients), dp);
-    double gathered = stages.parameterReads[s] * (mixed ? 2 : 4);
+    double gathered = stages.parameterReads[s] * gradientWidth;
     return m * (dist::getRingTrafficBytes(CollectiveKind::AllGather,
                                           int64_t(gathered), dp) +
                 dist::getRingTrafficBytes(CollectiveKind::ReduceScatter,
@@ -410,7 +413,7 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
     // No gradient leaves its replica; every syncEvery steps the parameters
     // (and the f32 masters) are averaged after the step, on the critical
     // path.
-    double averagedBytes = stageParams * (mixed ? 6 : 4);
+    double averagedBytes = stageParams * averagedWidth;
     dpTime = costs.getCollectiveTime(CollectiveKind::AllReduce, averagedBytes,
                                      dpGroup) /
              double(plan.syncEvery);
@@ -452,7 +455,7 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   bool tiedEnd = plan.pp > 1 && (reported == 0 || reported == plan.pp - 1);
   plan.commBytesPerRank =
       dataParallelBytes(reported) +
-      (tiedEnd ? post.sharedParameters * (mixed ? 2 : 4) : 0.0) +
+      (tiedEnd ? post.sharedParameters * gradientWidth : 0.0) +
       m * (stages.communicationBytes[reported] +
            stages.pointToPointBytes[reported]);
 
