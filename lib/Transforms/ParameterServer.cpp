@@ -416,7 +416,7 @@ LogicalResult ParameterServerSplit::buildServers() {
                Phase::Update);
     };
     if (!pull.dim) {
-      for (int64_t own = 0; own < (partsPerServer()); ++own)
+      for (int64_t own = 0; own < partsPerServer(); ++own)
         sendTo(std::nullopt, own);
       continue;
     }
