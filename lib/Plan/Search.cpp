@@ -368,31 +368,39 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   GroupPlacement dpGroup{dp, plan.tp};
   bool overlap = options.overlapGradientReduction &&
                  costs.getCluster().overlapsCommunication;
-  // The bytes a rank of stage `s` sends per step for data parallelism.
-  auto dataParallelBytes = [&](int64_t s) -> double {
+  // The bytes a worker and the busiest rank of stage `s` send per step for
+  // data parallelism (the same but for a parameter server).
+  auto syncTraffic = [&](int64_t s) -> ParameterServerTraffic {
     double gradients = stages.parameters[s] * gradientWidth;
     if (dp <= 1)
-      return 0;
-    if (plan.sync == DataParallelSync::ParameterServer) {
-      // Dedicated servers are not among the devices: a device is a worker.
-      ParameterServerTraffic traffic = getParameterServerTraffic(
-          gradients, dp, plan.servers, plan.placement);
-      return plan.placement == ServerPlacement::Dedicated ? traffic.worker
-                                                          : traffic.busiest;
-    }
+      return {};
+    if (plan.sync == DataParallelSync::ParameterServer)
+      return getParameterServerTraffic(gradients, dp, plan.servers,
+                                       plan.placement);
+    double bytes;
     if (plan.sync == DataParallelSync::LocalSgd)
-      return dist::getRingTrafficBytes(
-                 CollectiveKind::AllReduce,
-                 int64_t(stages.parameters[s] * averagedWidth), dp) /
-             double(plan.syncEvery);
-    if (zero < 3)
-      return dist::getRingTrafficBytes(CollectiveKind::AllReduce,
-                                       int64_t(gradients), dp);
-    double gathered = stages.parameterReads[s] * gradientWidth;
-    return m * (dist::getRingTrafficBytes(CollectiveKind::AllGather,
-                                          int64_t(gathered), dp) +
-                dist::getRingTrafficBytes(CollectiveKind::ReduceScatter,
-                                          int64_t(gradients), dp));
+      bytes = dist::getRingTrafficBytes(
+                  CollectiveKind::AllReduce,
+                  int64_t(stages.parameters[s] * averagedWidth), dp) /
+              double(plan.syncEvery);
+    else if (zero < 3)
+      bytes = dist::getRingTrafficBytes(CollectiveKind::AllReduce,
+                                        int64_t(gradients), dp);
+    else
+      bytes = m * (dist::getRingTrafficBytes(
+                       CollectiveKind::AllGather,
+                       int64_t(stages.parameterReads[s] * gradientWidth), dp) +
+                   dist::getRingTrafficBytes(CollectiveKind::ReduceScatter,
+                                             int64_t(gradients), dp));
+    return {bytes, bytes};
+  };
+  // A device's: dedicated servers are not among the devices.
+  auto dataParallelBytes = [&](int64_t s) {
+    ParameterServerTraffic traffic = syncTraffic(s);
+    return plan.sync == DataParallelSync::ParameterServer &&
+                   plan.placement == ServerPlacement::Dedicated
+               ? traffic.worker
+               : traffic.busiest;
   };
   double dpTime = 0;
   if (dp > 1)
@@ -401,14 +409,10 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   if (dp > 1 && plan.sync == DataParallelSync::ParameterServer) {
     // The push follows the backward pass as the ring's reduction does
     // (BytePS overlaps it the same way).
-    ParameterServerTraffic traffic = getParameterServerTraffic(
-        gradientBytes, dp, plan.servers, plan.placement);
     dpTime = costs.getParameterServerTime(gradientBytes, dp, plan.servers,
                                           plan.placement, dpGroup);
     if (overlap)
       dpTime = std::max(0.0, dpTime - stageTime * 2.0 / 3.0);
-    plan.workerSyncBytes = traffic.worker;
-    plan.busiestSyncBytes = traffic.busiest;
   } else if (dp > 1 && plan.sync == DataParallelSync::LocalSgd) {
     // No gradient leaves its replica; every syncEvery steps the parameters
     // (and the f32 masters) are averaged after the step, on the critical
@@ -417,7 +421,6 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
     dpTime = costs.getCollectiveTime(CollectiveKind::AllReduce, averagedBytes,
                                      dpGroup) /
              double(plan.syncEvery);
-    plan.workerSyncBytes = plan.busiestSyncBytes = dataParallelBytes(slowest);
   } else if (dp > 1) {
     double scatter = costs.getCollectiveTime(CollectiveKind::ReduceScatter,
                                              gradientBytes, dpGroup);
@@ -438,8 +441,10 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
       dpTime = m * (overlap ? std::max(0.0, gathers + scatter - stageTime)
                             : gathers + scatter);
     }
-    plan.workerSyncBytes = plan.busiestSyncBytes = dataParallelBytes(slowest);
   }
+  ParameterServerTraffic sync = syncTraffic(slowest);
+  plan.workerSyncBytes = sync.worker;
+  plan.busiestSyncBytes = sync.busiest;
   plan.time.dataParallelComm = dpTime;
   // From ZeRO-1 on the update runs on this rank's shard, whatever the stage
   // keeps whole; a parameter server's servers update their parts, each

@@ -46,6 +46,13 @@ using namespace mlir::parc;
 
 namespace {
 
+/// The ops a function's "@N" keys name: the positioned ops and, by
+/// position, recomputation's copies of them.
+struct PlanPositions {
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<int64_t, SmallVector<Operation *>> copies;
+};
+
 /// How many parameter servers `plan` asks for: by default one per
 /// data-parallel rank.
 static int64_t getServerCount(const Plan &plan) {
@@ -82,7 +89,8 @@ struct ApplyPlanPass : public parc::impl::ApplyPlanPassBase<ApplyPlanPass> {
   LogicalResult checkBuilt(const Plan &plan);
   LogicalResult checkPrecision(const Plan &plan);
   FailureOr<dist::MeshOp> createMesh(const Plan &plan);
-  LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh);
+  LogicalResult applySharding(const NamedSharding &sharding, dist::MeshOp mesh,
+                              ArrayRef<PlanPositions> positions);
   LogicalResult layOutModelState(const Plan &plan, dist::MeshOp mesh);
   LogicalResult markLocalSgd(const Plan &plan, dist::MeshOp mesh);
   LogicalResult groupBatchStatistics(const Plan &plan);
@@ -129,8 +137,13 @@ LogicalResult ApplyPlanPass::apply() {
   // too, and under ZeRO-3 the ones that read a parameter gather it anew.
   if (failed(recomputeActivations(*plan)))
     return failure();
+  // Pins add no parc op, so the positions hold for all of them.
+  SmallVector<PlanPositions> positions;
+  for (auto func : getOperation().getOps<func::FuncOp>())
+    positions.push_back(
+        {getPlanPositionedOps(func), getRecomputedCopies(func)});
   for (const NamedSharding &sharding : plan->shardings)
-    if (failed(applySharding(sharding, *meshOp)))
+    if (failed(applySharding(sharding, *meshOp, positions)))
       return failure();
   if (failed(layOutModelState(*plan, *meshOp)) ||
       failed(markLocalSgd(*plan, *meshOp)) ||
@@ -836,7 +849,8 @@ FailureOr<dist::MeshOp> ApplyPlanPass::createMesh(const Plan &plan) {
 }
 
 LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
-                                           dist::MeshOp mesh) {
+                                           dist::MeshOp mesh,
+                                           ArrayRef<PlanPositions> positions) {
   // readPlan has checked that every axis is a mesh axis.
   Builder builder(&getContext());
   const std::string &name = planSharding.name;
@@ -876,14 +890,14 @@ LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
                 "its operands, '@N:K'";
     if (namesOperand)
       operandIndex = operand;
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      SmallVector<Operation *> ops = getPlanPositionedOps(func);
+    for (const PlanPositions &function : positions) {
+      ArrayRef<Operation *> ops = function.ops;
       if (opIndex < 0 || opIndex >= int64_t(ops.size()) ||
           (operandIndex ? *operandIndex >= ops[opIndex]->getNumOperands()
                         : ops[opIndex]->getNumResults() == 0))
         continue;
       namedOps.push_back(ops[opIndex]);
-      llvm::append_range(namedOps, getRecomputedCopies(func).lookup(opIndex));
+      llvm::append_range(namedOps, function.copies.lookup(opIndex));
     }
     if (namedOps.empty())
       return error(location)
