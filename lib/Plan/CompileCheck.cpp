@@ -18,7 +18,7 @@
 using namespace mlir;
 using namespace mlir::parc;
 
-FailureOr<CompiledFigures>
+FailureOr<CompiledPeaks>
 mlir::parc::compilePlan(func::FuncOp forward, const Plan &plan,
                         std::string &error,
                         llvm::function_ref<void(func::FuncOp)> propagated) {
@@ -64,26 +64,25 @@ mlir::parc::compilePlan(func::FuncOp forward, const Plan &plan,
     error = messages.empty() ? "the compiler rejected the plan" : messages;
     return failure();
   }
-  // A pipeline's figures are its heaviest stage's: the memory that must
-  // fit on every device (dedicated parameter servers are not devices).
   FailureOr<SmallVector<func::FuncOp>> stages = getStageFunctions(*module);
   if (failed(stages)) {
     error = messages;
     return failure();
   }
   if (stages->empty())
-    return measureCompiledProgram(step);
-  std::optional<CompiledFigures> heaviest;
+    stages->push_back(step);
+  CompiledPeaks peaks;
   for (func::FuncOp stage : *stages) {
     if (isDedicatedServers(stage))
       continue;
     FailureOr<CompiledFigures> figures = measureCompiledProgram(stage);
     if (failed(figures))
       return failure();
-    if (!heaviest || figures->arenaBytes > heaviest->arenaBytes)
-      heaviest = std::move(*figures);
+    peaks.arenaBytes = std::max(peaks.arenaBytes, figures->arenaBytes);
+    peaks.trafficBytes =
+        std::max(peaks.trafficBytes, figures->getTrafficBytes());
   }
-  return *heaviest;
+  return peaks;
 }
 
 void mlir::parc::checkBuildablePlans(SearchResult &result,
@@ -111,32 +110,37 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
         });
       });
     };
-    FailureOr<CompiledFigures> figures = compilePlan(
+    FailureOr<CompiledPeaks> figures = compilePlan(
         graph.getFunction(), buildPlan(plan, graph, context), error, findPins);
     // Each pin can move the values propagation lays out from it; a few
     // rounds settle. The pins stay where the compiled step then moves the
     // bytes the ILP priced more closely, with its arena within 5% of the
-    // predicted memory or no further off than before; a round the compiler
-    // refuses, or one that misses either, keeps the last.
-    auto trafficError = [&](const CompiledFigures &compiled) {
-      return std::abs(compiled.getTrafficBytes() - plan.commBytesPerRank);
+    // predicted memory, or no further off than before, or off by less than
+    // the traffic came closer (relative errors); a round the compiler
+    // refuses, or one that misses, keeps the last.
+    auto trafficError = [&](const CompiledPeaks &compiled) {
+      return std::abs(compiled.trafficBytes - plan.commBytesPerRank) /
+             std::max(1.0, plan.commBytesPerRank);
     };
     double predictedMemory = plan.memory.total();
-    auto memoryError = [&](const CompiledFigures &compiled) {
-      return std::abs(double(compiled.arenaBytes) - predictedMemory);
+    auto memoryError = [&](const CompiledPeaks &compiled) {
+      return std::abs(double(compiled.arenaBytes) - predictedMemory) /
+             std::max(1.0, predictedMemory);
     };
-    auto closer = [&](const CompiledFigures &pinned,
-                      const CompiledFigures &unpinned) {
-      return trafficError(pinned) < trafficError(unpinned) &&
-             (memoryError(pinned) <= 0.05 * predictedMemory ||
-              memoryError(pinned) <= memoryError(unpinned));
+    auto closer = [&](const CompiledPeaks &pinned,
+                      const CompiledPeaks &unpinned) {
+      double traffic = trafficError(pinned), memory = memoryError(pinned);
+      return traffic < trafficError(unpinned) &&
+             (memory <= std::max(0.05, memoryError(unpinned)) ||
+              traffic + memory <
+                  trafficError(unpinned) + memoryError(unpinned));
     };
     for (int round = 0; round < 3 && succeeded(figures) && !pins.empty();
          ++round) {
       std::vector<NamedSharding> kept = plan.layoutPins;
       llvm::append_range(plan.layoutPins, pins);
       std::string pinnedError;
-      FailureOr<CompiledFigures> pinned =
+      FailureOr<CompiledPeaks> pinned =
           compilePlan(graph.getFunction(), buildPlan(plan, graph, context),
                       pinnedError, findPins);
       if (failed(pinned) || !closer(*pinned, *figures)) {

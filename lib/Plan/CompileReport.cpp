@@ -196,9 +196,11 @@ static void printPrediction(llvm::raw_ostream &os, std::optional<double> value,
 
 void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
                                      const CompiledFigures &figures,
-                                     const Plan *plan) {
-  const Prediction *predicted =
-      plan && plan->predicted ? &*plan->predicted : nullptr;
+                                     const Plan *memoryPlan,
+                                     const Plan *trafficPlan) {
+  auto predictionOf = [](const Plan *plan) {
+    return plan && plan->predicted ? &*plan->predicted : nullptr;
+  };
   int64_t arena = figures.arenaBytes, tensors = figures.tensorBytes;
   os << "ranks: " << figures.ranks << "\n";
   os << "peak arena bytes per rank: " << arena << " (all tensors: " << tensors;
@@ -211,7 +213,7 @@ void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
        << llvm::format("%.1f",
                        tensors ? 100.0 * (tensors - arena) / tensors : 0.0)
        << "%)";
-  if (predicted)
+  if (const Prediction *predicted = predictionOf(memoryPlan))
     printPrediction(os, predicted->peakMemoryBytesPerRank, arena);
   os << "\n";
   const PeakComposition &peak = figures.peak;
@@ -244,7 +246,8 @@ void mlir::parc::printCompileSummary(llvm::raw_ostream &os,
   printTotals(os, "total", all);
   if (figures.averaging)
     figures.averaging->print(os);
-  if (predicted && predicted->commBytesPerRank) {
+  if (const Prediction *predicted = predictionOf(trafficPlan);
+      predicted && predicted->commBytesPerRank) {
     double traffic = figures.getTrafficBytes();
     os << "traffic per rank per step: " << llvm::format("%.0f", traffic);
     printPrediction(os, predicted->commBytesPerRank, traffic);

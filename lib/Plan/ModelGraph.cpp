@@ -379,6 +379,21 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
       addEdge(producer, result, consumer, operandIndex, false);
     }
   }
+  // An op reads parameters alone if every operand's producer does.
+  for (GraphNode &node : graph.nodes)
+    node.parametersOnly = node.kind != GraphNode::Input;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const GraphEdge &edge : graph.edges) {
+      GraphNode &consumer = graph.nodes[edge.consumer];
+      if (!edge.toParameterLayout && consumer.parametersOnly &&
+          !graph.nodes[edge.producer].parametersOnly) {
+        consumer.parametersOnly = false;
+        changed = true;
+      }
+    }
+  }
+
   // Each gradient result `<param>.grad` goes to its parameter's layout.
   llvm::StringMap<unsigned> parameterIndex;
   for (const ModelArgument &argument : *arguments)
@@ -429,6 +444,26 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
                    });
           }))
         gradients.insert(result);
+  // Input-gradient ops lead to the gradient the first layer hands to the
+  // part before it (a pipeline stage sends it back); the other backward ops
+  // make only weight gradients (a tied LM head's reaches that part as a
+  // weight's gradient, not through the first layer). The part before the
+  // layers runs on the first stage, which defers none.
+  llvm::DenseSet<Operation *> inputGradientOps;
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (forward.contains(&op))
+      continue;
+    int64_t owner = ownerOf.lookup(&op);
+    bool leads = llvm::any_of(op.getUsers(), [&](Operation *user) {
+      return inputGradientOps.contains(user) ||
+             (owner == 1 && user != returnOp && !forward.contains(user) &&
+              ownerOf.lookup(user) == 0);
+    });
+    if (leads)
+      inputGradientOps.insert(&op);
+    else if (owner != 0)
+      graph.nodes[nodeOf(&op)].weightGradient = true;
+  }
   int64_t returnPosition = positionOf[returnOp];
   llvm::DenseMap<Value, int64_t> liveTensorOf;
   for (Operation &op : body.without_terminator()) {

@@ -4,6 +4,7 @@
 
 #include "parc/IR/ModelConvention.h"
 #include "parc/IR/ParcDialect.h"
+#include "parc/Transforms/Pipeline.h"
 #include "parc/Transforms/ShardingAnnotations.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -63,6 +64,15 @@ getNodesWithArrivingSplit(const ModelGraph &graph,
 /// whole step of their own batch instead.
 static bool splitsBatchOverDp(const EvaluatedPlan &plan) {
   return plan.dp > 1 && plan.sync != DataParallelSync::LocalSgd;
+}
+
+/// Whether a tensor with factors `dims` of `node`'s rule has a dimension
+/// that spans the batch.
+static bool spansBatch(const GraphNode &node, const TensorFactors &dims) {
+  return llvm::any_of(dims, [&](const DimFactors &factors) {
+    return llvm::any_of(
+        factors, [&](int64_t factor) { return node.batchFactors[factor]; });
+  });
 }
 
 /// Adds dp in front of the other axes of the first dimension of a tensor
@@ -151,12 +161,14 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
          {}});
   }
   // An operand that the ILP gathers (or moves) for a reader at the end of
-  // the forward pass is pinned at that use ("@N:K"): the producer keeps its
-  // layout, this reader alone takes the value as the ILP chose, as an LM
-  // head split over the vocabulary whose logits are gathered for a
-  // replicated loss. Elsewhere such a pin would move the backward pass off
-  // the ILP's choice, since backward ops have no positions in the plan:
-  // propagation lays them out from the forward values they read.
+  // the forward pass, or a parameter it gathers for a reader, is pinned at
+  // that use ("@N:K"): the producer keeps its layout, this reader alone
+  // takes the value as the ILP chose, as an LM head split over the
+  // vocabulary whose logits are gathered for a replicated loss, or a token
+  // embedding split for its optimizer state and gathered for the lookup.
+  // Other activations are not pinned by use: propagation lays the backward
+  // ops out from the forward values they read, and such a pin would move
+  // them off the ILP's choice.
   DenseMap<int64_t, SmallVector<const GraphEdge *>> edgesInto;
   llvm::DenseSet<int64_t> feedsForward;
   for (const GraphEdge &edge : graph.getEdges()) {
@@ -166,11 +178,14 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
     if (consumer.kind == GraphNode::Op && !consumer.backward)
       feedsForward.insert(edge.producer);
   }
-  for (Operation *op : getPlanPositionedOps(func)) {
-    int64_t node = graph.getOpNode(op);
-    if (feedsForward.contains(node))
+  for (const LiveOp &live : graph.getLiveOps()) {
+    if (live.planPosition < 0)
       continue;
+    int64_t node = live.node;
+    bool endsForward = !live.backward && !feedsForward.contains(node);
     for (const GraphEdge *edge : edgesInto.lookup(node)) {
+      if (!endsForward && !graph.getNodes()[edge->producer].parametersOnly)
+        continue;
       TensorSharding wanted = strategy.operandLayouts[node][edge->operand];
       // Propagation would carry such a split on into the reader instead.
       if (!strategy.layouts[edge->producer][edge->result].dropsSplitFor(wanted))
@@ -181,9 +196,8 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
         addDataParallelAxis(wanted, consumer,
                             consumer.rule.getOperands()[edge->operand],
                             func.getContext());
-      plan.shardings.push_back({"@" +
-                                    std::to_string(graph.getPlanPosition(op)) +
-                                    ":" + std::to_string(edge->operand),
+      plan.shardings.push_back({"@" + std::to_string(live.planPosition) + ":" +
+                                    std::to_string(edge->operand),
                                 toAxisNames(wanted),
                                 {}});
     }
@@ -268,12 +282,17 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
     if (op->getNumResults() == 0)
       continue;
     TensorSharding wanted = plan.strategy->layouts[live.node][0];
-    // A pin is whole: it would reduce a pending sum where it stands.
+    // A pin is whole: it would reduce a pending sum where it stands, over
+    // tp or, where the op sums over the batch (a weight's gradient), dp.
     if (!wanted.partial.empty())
       continue;
-    if (splitsBatchOverDp(plan))
+    if (splitsBatchOverDp(plan)) {
+      if (!spansBatch(node, node.rule.getResults()[0]) &&
+          llvm::is_contained(node.batchFactors, true))
+        continue;
       addDataParallelAxis(wanted, node, node.rule.getResults()[0],
                           step.getContext());
+    }
     std::vector<std::vector<std::string>> dims = toAxisNames(wanted);
     SmallVector<Operation *> laidOut = {op};
     llvm::append_range(laidOut, copiesOf.lookup(live.planPosition));
@@ -284,8 +303,17 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
     bool whole = llvm::all_of(found, [](const auto &layout) {
       return layout && layout->partial.empty();
     });
+    // --parc-apply-plan adds the micro-batch axis to a pin's batch
+    // dimension itself; the ILP's layouts leave it out.
+    auto withoutMicrobatches = [](TensorSharding layout) {
+      for (AxisList &axes : layout.dims)
+        llvm::erase_if(axes, [](StringAttr axis) {
+          return axis.getValue() == kMicrobatchAxis;
+        });
+      return toAxisNames(layout);
+    };
     if (whole && llvm::any_of(found, [&](const auto &layout) {
-          return toAxisNames(*layout) != dims;
+          return withoutMicrobatches(*layout) != dims;
         }))
       pins.push_back({"@" + std::to_string(live.planPosition), dims, {}});
   }

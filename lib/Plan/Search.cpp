@@ -68,7 +68,11 @@ struct LayerFigures {
   std::vector<double> recompute;  // extra forward time
   /// Bytes sent per micro-batch over tp, recomputation's included.
   std::vector<double> communicationBytes;
+  /// Time and bytes of parameters' reshardings, per step, and their copies.
+  std::vector<double> stepCommunicationTime, stepCommunicationBytes,
+      parameterCopyBytes;
   std::vector<double> activation; // bytes kept per micro-batch
+  std::vector<double> deferred;   // held per deferred weight gradient
   std::vector<const SegmentCost *> cost;
   std::vector<double> parameters, parameterReads;
   std::vector<double> output;
@@ -80,6 +84,11 @@ struct LayerFigures {
 struct StageFigures {
   std::vector<double> time, recompute, parameters, parameterReads, boundary,
       communicationBytes;
+  /// Parameters' reshardings, per step, and their copies (SegmentCost).
+  std::vector<double> stepCommunicationTime, stepCommunicationBytes,
+      parameterCopyBytes;
+  /// What a micro-batch whose weight gradients wait holds (SegmentCost).
+  std::vector<double> deferredBytes;
   /// Bytes each stage sends to its neighbours per micro-batch: every chunk's
   /// output forward but the model's last, every chunk's input gradient back
   /// but the model's first.
@@ -195,7 +204,13 @@ LayerFigures Searcher::getLayerFigures(const StrategySolution &solution,
     figures.recompute.push_back(extra);
     figures.communicationBytes.push_back(cost.communicationBytes +
                                          again.communicationBytes);
+    figures.stepCommunicationTime.push_back(cost.stepCommunicationTime +
+                                            again.stepCommunicationTime);
+    figures.stepCommunicationBytes.push_back(cost.stepCommunicationBytes +
+                                             again.stepCommunicationBytes);
+    figures.parameterCopyBytes.push_back(cost.parameterCopyBytes);
     figures.activation.push_back(kept);
+    figures.deferred.push_back(cost.deferredBytes);
     figures.cost.push_back(&cost);
     figures.parameters.push_back(cost.parameters);
     figures.parameterReads.push_back(cost.parameterReads +
@@ -281,7 +296,9 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
   StageFigures stages;
   for (auto *figures :
        {&stages.time, &stages.recompute, &stages.parameters,
-        &stages.parameterReads, &stages.boundary, &stages.communicationBytes})
+        &stages.parameterReads, &stages.boundary, &stages.communicationBytes,
+        &stages.stepCommunicationTime, &stages.stepCommunicationBytes,
+        &stages.parameterCopyBytes, &stages.deferredBytes})
     figures->assign(pp, 0);
   stages.layers.assign(pp, 0);
   stages.layerIndices.resize(pp);
@@ -295,6 +312,12 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
       stages.parameters[stage] += layers.parameters[layer];
       stages.parameterReads[stage] += layers.parameterReads[layer];
       stages.communicationBytes[stage] += layers.communicationBytes[layer];
+      stages.stepCommunicationTime[stage] +=
+          layers.stepCommunicationTime[layer];
+      stages.stepCommunicationBytes[stage] +=
+          layers.stepCommunicationBytes[layer];
+      stages.parameterCopyBytes[stage] += layers.parameterCopyBytes[layer];
+      stages.deferredBytes[stage] += layers.deferred[layer];
       stages.layerIndices[stage].push_back(layer);
       stages.boundary[stage] =
           std::max(stages.boundary[stage], layers.output[layer]);
@@ -303,12 +326,22 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
   stages.time[0] += pre.forwardTime + pre.backwardTime + pre.communicationTime;
   stages.time[pp - 1] +=
       post.forwardTime + post.backwardTime + post.communicationTime;
-  stages.communicationBytes[0] += pre.communicationBytes;
-  stages.communicationBytes[pp - 1] += post.communicationBytes;
-  stages.parameters[0] += pre.parameters;
-  stages.parameters[pp - 1] += post.parameters;
-  stages.parameterReads[0] += pre.parameterReads;
-  stages.parameterReads[pp - 1] += post.parameterReads;
+  // The first stage holds the part before the layers, the last the part
+  // after them.
+  for (auto [summed, cost] :
+       {std::pair{&StageFigures::communicationBytes,
+                  &SegmentCost::communicationBytes},
+        {&StageFigures::stepCommunicationTime,
+         &SegmentCost::stepCommunicationTime},
+        {&StageFigures::stepCommunicationBytes,
+         &SegmentCost::stepCommunicationBytes},
+        {&StageFigures::parameterCopyBytes, &SegmentCost::parameterCopyBytes},
+        {&StageFigures::deferredBytes, &SegmentCost::deferredBytes},
+        {&StageFigures::parameters, &SegmentCost::parameters},
+        {&StageFigures::parameterReads, &SegmentCost::parameterReads}}) {
+    (stages.*summed)[0] += pre.*cost;
+    (stages.*summed)[pp - 1] += post.*cost;
+  }
   if (pp > 1)
     stages.parameters[pp - 1] += post.sharedParameters;
   // Point-to-point: each chunk boundary sends the activation forward and its
@@ -348,6 +381,7 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
                           layerCost.communicationTime);
   plan.time.tensorParallelComm = m * stageTime * layerShare;
   plan.time.compute = m * stageTime - plan.time.tensorParallelComm;
+  plan.time.tensorParallelComm += stages.stepCommunicationTime[slowest];
   plan.time.recompute = m * stages.recompute[slowest];
   plan.time.pipelineComm = m * stages.pointToPoint;
   plan.time.bubble =
@@ -453,16 +487,19 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   int64_t updaters = server ? plan.servers : zero >= 1 ? dp : 1;
   plan.time.optimizer = costs.getOptimizerTime(stageParams, mixed, updaters);
   plan.stepTime = plan.time.total();
-  // What a rank of the stage with the most memory (the one the plan's
-  // predictions describe) sends per step; a tied parameter's first and last
-  // stages exchange its gradient once per step.
-  int64_t reported = plan.peakStage;
-  bool tiedEnd = plan.pp > 1 && (reported == 0 || reported == plan.pp - 1);
-  plan.commBytesPerRank =
-      dataParallelBytes(reported) +
-      (tiedEnd ? post.sharedParameters * gradientWidth : 0.0) +
-      m * (stages.communicationBytes[reported] +
-           stages.pointToPointBytes[reported]);
+  // What the busiest rank sends per step, whichever stage it is on (the
+  // one with the most memory may send less); a tied parameter's first and
+  // last stages exchange its gradient once per step.
+  plan.commBytesPerRank = 0;
+  for (int64_t s = 0; s < plan.pp; ++s) {
+    bool tiedEnd = plan.pp > 1 && (s == 0 || s == plan.pp - 1);
+    plan.commBytesPerRank = std::max(
+        plan.commBytesPerRank,
+        dataParallelBytes(s) +
+            (tiedEnd ? post.sharedParameters * gradientWidth : 0.0) +
+            stages.stepCommunicationBytes[s] +
+            m * (stages.communicationBytes[s] + stages.pointToPointBytes[s]));
+  }
 
   // Megatron's counting: 3 forward passes' worth of FLOPs (4 with full
   // recomputation) over the global batch.
@@ -566,6 +603,15 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     // (written over it), which its peak counts: that gradient is no longer
     // held beside it.
     double handedOver = pp == 1 ? sharedGradient : 0.0;
+    // Parameters resharded for their readers are made before the first
+    // micro-batch and held until the last one's read them.
+    double copies = accumulating ? stages.parameterCopyBytes[s] : 0.0;
+    // ZB-H1 runs the first s backwards of stage s as input gradients only;
+    // their weight gradients wait for the cooldown, holding what they read.
+    double deferred =
+        plan.schedule == PipelineSchedule::ZeroBubbleH1
+            ? std::min<double>(s, plan.microbatches) * stages.deferredBytes[s]
+            : 0.0;
     // Each part's forward and backward pass: what the part itself needs at
     // its peak, on top of what the earlier parts keep, the other
     // micro-batches in flight keep, and the gradients held.
@@ -580,14 +626,15 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
                                   : part.cost->backwardPeak)
                      : (gathering ? part.cost->forwardGatheredPeak
                                   : part.cost->forwardPeak);
-        memory.activations = (inFlight - 1) * keptAll + before + own.savedBytes;
-        memory.temporaries = own.bytes - own.savedBytes;
+        memory.activations =
+            (inFlight - 1) * keptAll + before + own.savedBytes + deferred;
+        memory.temporaries = own.bytes - own.savedBytes + copies;
         memory.gradients =
             backward ? after - (part.cost == &pre ? handedOver : 0.0) : 0.0;
         consider(memory);
         if (accumulating && (backward || steady)) {
-          memory.activations =
-              (laterInFlight - 1) * keptAll + before + own.savedBytes;
+          memory.activations = (laterInFlight - 1) * keptAll + before +
+                               own.savedBytes + deferred;
           memory.gradients = gradientsAll;
           consider(memory);
         }

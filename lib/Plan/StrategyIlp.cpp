@@ -77,6 +77,8 @@ static void addRecomputed(SegmentCost &segment, const GraphNode &node,
       again->communicationTime += done.communicationTime;
       again->communicationBytes += done.communicationBytes;
       again->parameterReads += done.parameterReads;
+      again->stepCommunicationTime += done.stepCommunicationTime;
+      again->stepCommunicationBytes += done.stepCommunicationBytes;
     }
 }
 
@@ -387,10 +389,17 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
         objective[xOffset[index] + s] =
             nodes[index].instances *
             (candidate.time + candidate.communicationTime) * kMicroseconds;
-    for (auto [index, list] : llvm::enumerate(pairs))
+    // Resharding a value of the parameters alone reads no micro-batch: the
+    // pipeline runs it once per step, and each micro-batch carries its
+    // share.
+    for (auto [index, list] : llvm::enumerate(pairs)) {
+      double share = nodes[edges[index].producer].parametersOnly
+                         ? 1.0 / config.microbatchesPerStep
+                         : 1.0;
       for (auto [k, pair] : llvm::enumerate(list))
         objective[yOffset[index] + k] =
-            edges[index].uses * pair.time * kMicroseconds;
+            edges[index].uses * share * pair.time * kMicroseconds;
+    }
 
     // The constraint matrix as triplets, built in one go.
     std::vector<int> rowIndices, columnIndices;
@@ -524,6 +533,7 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
     }
   }
   std::set<std::pair<int64_t, int>> shared;
+  std::set<std::pair<int64_t, unsigned>> deferred;
   std::vector<double> copyBytes(nodes.size(), 0);
   for (auto [index, edge] : llvm::enumerate(edges)) {
     const GraphNode &producer = nodes[edge.producer];
@@ -541,26 +551,48 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
           shared.insert({edge.producer, int(reader.segment.kind)}).second)
         segment.sharedParameters += elements;
     }
+    if (reader.weightGradient && producer.kind == GraphNode::Op &&
+        !producer.parametersOnly &&
+        deferred.insert({edge.producer, edge.result}).second)
+      solution.segments[reader.segment].deferredBytes +=
+          localBytes(resultType(edge.producer, edge.result),
+                     solution.layouts[edge.producer][edge.result],
+                     producer.batchScaled[edge.result]);
     int64_t s1 = chosen[edge.producer], s2 = chosen[edge.consumer];
     if (!edge.toParameterLayout) {
       const TensorSharding &from =
           candidates[edge.producer][s1].resultLayouts[edge.result];
       const TensorSharding &wanted =
           candidates[edge.consumer][s2].operandLayouts[edge.operand];
-      if (from.dropsSplitFor(wanted))
-        copyBytes[edge.consumer] +=
-            localBytes(resultType(edge.producer, edge.result), wanted,
-                       producer.batchScaled[edge.result]);
+      if (from.dropsSplitFor(wanted)) {
+        double bytes = localBytes(resultType(edge.producer, edge.result),
+                                  wanted, producer.batchScaled[edge.result]);
+        // With several micro-batches a parameter's copy is held through
+        // the step (priced by the search), not made for its reader.
+        if (!producer.parametersOnly)
+          copyBytes[edge.consumer] += bytes;
+        else if (config.microbatchesPerStep > 1)
+          solution.segments[reader.segment].parameterCopyBytes +=
+              bytes * edge.uses / reader.instances;
+        else
+          copyBytes[edge.consumer] += bytes;
+      }
     }
     for (const PairCost &pair : pairs[index])
       if (pair.from == s1 && pair.to == s2) {
         const GraphNode &consumer = nodes[edge.consumer];
         SegmentCost &segment = solution.segments[consumer.segment];
         double share = double(edge.uses) / consumer.instances;
-        segment.communicationTime += share * pair.time;
-        segment.communicationBytes += share * pair.bytes;
-        addRecomputed(segment, consumer,
-                      {share * pair.time, share * pair.bytes});
+        SegmentCost::Recomputed done{share * pair.time, share * pair.bytes};
+        if (producer.parametersOnly) {
+          std::swap(done.communicationTime, done.stepCommunicationTime);
+          std::swap(done.communicationBytes, done.stepCommunicationBytes);
+        }
+        segment.communicationTime += done.communicationTime;
+        segment.communicationBytes += done.communicationBytes;
+        segment.stepCommunicationTime += done.stepCommunicationTime;
+        segment.stepCommunicationBytes += done.stepCommunicationBytes;
+        addRecomputed(segment, consumer, done);
       }
   }
   measurePeaks(

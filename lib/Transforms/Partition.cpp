@@ -128,7 +128,9 @@ FailureOr<Value> Partitioner::localOperand(Operation *user, Value global,
 }
 
 /// Parallel factors come from the recorded result layouts; factors only the
-/// operands span (reductions) from the first operand that splits them.
+/// operands span (reductions) from an operand the plan pins at this use
+/// (whole included: the plan asks this reader to take it so), else from the
+/// first operand that splits them.
 FactorAxes Partitioner::resolveFactors(Operation *op,
                                        const ShardingRule &rule) {
   SmallVector<TensorSharding> layoutsOfTensors;
@@ -144,15 +146,23 @@ FactorAxes Partitioner::resolveFactors(Operation *op,
 
   unsigned numOperands = op->getNumOperands();
   FactorAxes factors(rule.getFactors().size());
-  llvm::SmallDenseSet<int64_t> fromResults;
+  llvm::SmallDenseSet<int64_t> decided;
   for (const FactorClaim &claim : claims)
     if (claim.tensor >= numOperands) {
-      fromResults.insert(claim.factor);
+      decided.insert(claim.factor);
       if (factors[claim.factor].empty())
         factors[claim.factor] = claim.axes;
     }
+  auto pinnedAtUse = [&](unsigned operand) {
+    auto pin = op->getOperand(operand).getDefiningOp<dist::ConstraintOp>();
+    return pin && pin->hasAttr(dist::DistDialect::kPlanUseAttrName);
+  };
   for (const FactorClaim &claim : claims)
-    if (claim.tensor < numOperands && !fromResults.contains(claim.factor) &&
+    if (claim.tensor < numOperands && pinnedAtUse(claim.tensor) &&
+        decided.insert(claim.factor).second)
+      factors[claim.factor] = claim.axes;
+  for (const FactorClaim &claim : claims)
+    if (claim.tensor < numOperands && !decided.contains(claim.factor) &&
         factors[claim.factor].empty())
       factors[claim.factor] = claim.axes;
   legalizeFactorAxes(rule, factors, mesh);

@@ -291,13 +291,17 @@ int main(int argc, char **argv) {
       measured->ranks = stageMeshes->getNumRanks();
     figures.push_back(std::move(*measured));
   }
-  // A plan's predictions are of the device stage that needs the most
-  // memory (dedicated parameter servers are not devices).
-  size_t heaviest = 0;
-  for (auto [stage, func] : llvm::enumerate(functions))
-    if (!isDedicatedServers(func) &&
-        figures[stage].arenaBytes > figures[heaviest].arenaBytes)
+  // A plan predicts the device stage that needs the most memory and the
+  // one that sends the most (dedicated parameter servers are not devices).
+  size_t heaviest = 0, busiest = 0;
+  for (auto [stage, func] : llvm::enumerate(functions)) {
+    if (isDedicatedServers(func))
+      continue;
+    if (figures[stage].arenaBytes > figures[heaviest].arenaBytes)
       heaviest = stage;
+    if (figures[stage].getTrafficBytes() > figures[busiest].getTrafficBytes())
+      busiest = stage;
+  }
   for (auto [stage, func] : llvm::enumerate(functions)) {
     ranks = figures[stage].ranks;
     std::string stageName = getStageName(func, stage);
@@ -308,8 +312,10 @@ int main(int argc, char **argv) {
          << " (" << func.getSymName() << "):\n";
       printStageSchedule(os, func);
     }
+    const Plan *predicted = plan ? &*plan : nullptr;
     printCompileSummary(os, figures[stage],
-                        plan && stage == heaviest ? &*plan : nullptr);
+                        stage == heaviest ? predicted : nullptr,
+                        stage == busiest ? predicted : nullptr);
     executables.push_back(staged ? "program." + stageName : "program");
     // Each executable lowers its own copy of the module.
     OwningOpRef<ModuleOp> program =

@@ -21,10 +21,19 @@
 
 namespace mlir::parc {
 
+/// What the compiled program's device ranks need at most (dedicated
+/// parameter servers are not devices): the arena of the stage that needs
+/// the most memory and the traffic of the one that sends the most, as a
+/// plan predicts them.
+struct CompiledPeaks {
+  int64_t arenaBytes = 0;
+  double trafficBytes = 0;
+};
+
 /// Compiles the train step of `forward` under `plan` up to the memory plan;
 /// on failure `error` says which pass refused it and why. `propagated`, if
 /// given, sees the train step once sharding propagation has laid it out.
-FailureOr<CompiledFigures>
+FailureOr<CompiledPeaks>
 compilePlan(func::FuncOp forward, const Plan &plan, std::string &error,
             llvm::function_ref<void(func::FuncOp)> propagated = {});
 

@@ -71,10 +71,13 @@ struct CompiledFigures {
 /// --parc-plan-memory; fails with a diagnostic on a function without them.
 FailureOr<CompiledFigures> measureCompiledProgram(func::FuncOp func);
 
-/// parc-compile's summary: the figures, and beside them what `plan`
-/// predicted when it carries predictions.
+/// parc-compile's summary: the figures, and beside the arena and the
+/// traffic what `memoryPlan` and `trafficPlan` predicted for them when given
+/// and carrying predictions (a plan predicts the rank that needs the most
+/// memory and the one that sends the most, which may be on different
+/// stages).
 void printCompileSummary(llvm::raw_ostream &os, const CompiledFigures &figures,
-                         const Plan *plan);
+                         const Plan *memoryPlan, const Plan *trafficPlan);
 
 } // namespace mlir::parc
 

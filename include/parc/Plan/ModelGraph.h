@@ -63,6 +63,13 @@ struct GraphNode {
   SmallVector<bool> batchFactors;
   /// Whether the op belongs to the backward pass.
   bool backward = false;
+  /// Whether its value depends on the parameters alone (a parameter, or a
+  /// weight's cast): a pipeline computes it, and reshards it, once per
+  /// step rather than per micro-batch.
+  bool parametersOnly = false;
+  /// Whether the backward op makes only parts of parameters' gradients: a
+  /// zero-bubble schedule defers it, and holds what it reads meanwhile.
+  bool weightGradient = false;
   /// Per result: whether the backward pass reads it, and whether it still
   /// does when every layer is recomputed, selectively or fully.
   SmallVector<bool> savedForBackward, keptSelective, keptFull;

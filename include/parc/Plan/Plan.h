@@ -147,6 +147,8 @@ struct Prediction {
   std::optional<double> stepTimeS;
   std::optional<double> tflopsPerGpu;
   std::optional<double> mfu;
+  /// The rank that needs the most memory, and the one that sends the most
+  /// (on different pipeline stages, possibly).
   std::optional<double> peakMemoryBytesPerRank;
   std::optional<double> commBytesPerRank;
   std::optional<double> bubbleFraction;

@@ -121,6 +121,7 @@ struct EvaluatedPlan {
   /// Memory of the stage that needs the most, and which stage that is.
   MemoryBreakdown memory;
   int64_t peakStage = 0;
+  /// commBytesPerRank: what the busiest rank sends, on whichever stage.
   double stepTime = 0, tflopsPerGpu = 0, mfu = 0, commBytesPerRank = 0,
          bubbleFraction = 0;
   /// Whether parc-compile builds this plan today, and if not, why.

@@ -52,6 +52,14 @@ struct SegmentCost {
   /// Collectives over tp, forward and backward.
   double communicationTime = 0;
   double communicationBytes = 0;
+  /// Reshardings of parameters (a tied embedding gathered for the lookup),
+  /// per step rather than per micro-batch: they read no micro-batch, so the
+  /// pipeline runs them once per step.
+  double stepCommunicationTime = 0;
+  double stepCommunicationBytes = 0;
+  /// The bytes of those reshardings' copies: with several micro-batches
+  /// they are made once and held through the step.
+  double parameterCopyBytes = 0;
   /// What runs again when the compiler recomputes every layer selectively,
   /// or fully: the recomputed ops' own collectives and the reshardings of
   /// their operands (the partitioner reshards for a recomputed op anew
@@ -59,10 +67,15 @@ struct SegmentCost {
   /// parameters (`parameterReads`: ZeRO-3 gathers them anew).
   struct Recomputed {
     double communicationTime = 0, communicationBytes = 0, parameterReads = 0;
+    double stepCommunicationTime = 0, stepCommunicationBytes = 0;
   };
   Recomputed selectiveRecompute, fullRecompute;
   /// Forward tensors the backward pass reads.
   double activationBytes = 0;
+  /// What the weight-gradient ops read (saved activations and output
+  /// gradients): a zero-bubble schedule holds it for each micro-batch whose
+  /// weight gradients it defers.
+  double deferredBytes = 0;
   /// What the backward pass reads when the compiler recomputes every layer
   /// selectively (it keeps what ops that read parameters make and what the
   /// parameter-free ops it runs again, at `parameterFreeForwardTime`, read
