@@ -4,7 +4,8 @@
 # heads, seq 256, vocab 8192, global batch 64, AdamW; the model of
 # test/tools/parc-plan/data-parallel-sync.test): tensor parallelism with
 # and without gradient accumulation, dp x tp with each data-parallel
-# synchronization, ZB-H1 and 1F1B pipelines, f32 and bf16. For each plan
+# synchronization, ZeRO with gradient accumulation, ZB-H1 and 1F1B
+# pipelines, f32 and bf16. For each plan
 # parc-plan writes with --fix on dgx-a100-80g: the compiled arena of the
 # stage that needs the most memory against the predicted peak, and the
 # compiled traffic of the stage that sends the most against the predicted
@@ -50,6 +51,12 @@ f32 2 dp=1,tp=1,pp=2,mb=8,$base,schedule=1f1b
 f32 2 dp=1,tp=1,pp=2,mb=8,$base,schedule=zb-h1
 f32 8 dp=1,tp=4,pp=2,mb=8,$base,schedule=zb-h1
 f32 4 dp=2,tp=1,pp=2,mb=4,$base,schedule=zb-h1
+f32 2 dp=2,tp=1,pp=1,mb=8,zero=1,recompute=none,sp=off
+f32 2 dp=2,tp=1,pp=1,mb=8,zero=2,recompute=none,sp=off
+f32 2 dp=2,tp=1,pp=1,mb=8,zero=3,recompute=none,sp=off
+f32 4 dp=2,tp=1,pp=2,mb=8,zero=2,recompute=none,sp=off,schedule=1f1b
+f32 4 dp=2,tp=1,pp=2,mb=8,zero=3,recompute=none,sp=off,schedule=1f1b
+f32 4 dp=2,tp=1,pp=2,mb=8,zero=3,recompute=none,sp=off,schedule=zb-h1
 bf16 8 dp=1,tp=8,pp=1,mb=1,$base
 bf16 8 dp=1,tp=8,pp=1,mb=8,$base
 bf16 8 dp=1,tp=8,pp=1,mb=64,$base

@@ -89,6 +89,9 @@ struct StageFigures {
       parameterCopyBytes;
   /// What a micro-batch whose weight gradients wait holds (SegmentCost).
   std::vector<double> deferredBytes;
+  /// The parameters each stage updates, and so synchronizes over dp: the
+  /// last stage's copy of a tied parameter is the first stage's to update.
+  std::vector<double> updatedParameters;
   /// Bytes each stage sends to its neighbours per micro-batch: every chunk's
   /// output forward but the model's last, every chunk's input gradient back
   /// but the model's first.
@@ -342,6 +345,7 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
     (stages.*summed)[0] += pre.*cost;
     (stages.*summed)[pp - 1] += post.*cost;
   }
+  stages.updatedParameters = stages.parameters;
   if (pp > 1)
     stages.parameters[pp - 1] += post.sharedParameters;
   // Point-to-point: each chunk boundary sends the activation forward and its
@@ -388,15 +392,15 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
       plan.bubbleFraction * m * (stageTime + stages.recompute[slowest] +
                                  stages.pointToPoint);
 
-  // Data parallelism: gradients reduced once per step (ZeRO 1-2:
-  // reduce_scatter + all_gather of the parameters, the same bytes); ZeRO-3
-  // gathers a parameter for each op of every micro-batch that reads it, and
-  // reduce-scatters each gradient.
+  // Data parallelism: gradients reduced once per step (ZeRO-1:
+  // reduce_scatter + all_gather of the parameters, the same bytes); ZeRO-2
+  // reduce-scatters every micro-batch's gradients; ZeRO-3 also gathers a
+  // parameter for each op of every micro-batch that reads it.
   bool mixed = options.dtype == "bf16";
   // A gradient's or a gathered weight's bytes per parameter, and a
   // replica's averaged by local SGD (bf16 copies and their f32 masters).
   double gradientWidth = mixed ? 2 : 4, averagedWidth = mixed ? 6 : 4;
-  double stageParams = stages.parameters[slowest];
+  double stageParams = stages.updatedParameters[slowest];
   double gradientBytes = stageParams * gradientWidth;
   double gatheredBytes = stages.parameterReads[slowest] * gradientWidth;
   GroupPlacement dpGroup{dp, plan.tp};
@@ -405,7 +409,7 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   // The bytes a worker and the busiest rank of stage `s` send per step for
   // data parallelism (the same but for a parameter server).
   auto syncTraffic = [&](int64_t s) -> ParameterServerTraffic {
-    double gradients = stages.parameters[s] * gradientWidth;
+    double gradients = stages.updatedParameters[s] * gradientWidth;
     if (dp <= 1)
       return {};
     if (plan.sync == DataParallelSync::ParameterServer)
@@ -415,10 +419,17 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
     if (plan.sync == DataParallelSync::LocalSgd)
       bytes = dist::getRingTrafficBytes(
                   CollectiveKind::AllReduce,
-                  int64_t(stages.parameters[s] * averagedWidth), dp) /
+                  int64_t(stages.updatedParameters[s] * averagedWidth), dp) /
               double(plan.syncEvery);
-    else if (zero < 3)
+    else if (zero < 2)
       bytes = dist::getRingTrafficBytes(CollectiveKind::AllReduce,
+                                        int64_t(gradients), dp);
+    else if (zero == 2)
+      // Every micro-batch's gradient is scattered (DeepSpeed's stage 2),
+      // the updated parameters gathered once.
+      bytes = m * dist::getRingTrafficBytes(CollectiveKind::ReduceScatter,
+                                            int64_t(gradients), dp) +
+              dist::getRingTrafficBytes(CollectiveKind::AllGather,
                                         int64_t(gradients), dp);
     else
       bytes = m * (dist::getRingTrafficBytes(
@@ -459,15 +470,20 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
     double scatter = costs.getCollectiveTime(CollectiveKind::ReduceScatter,
                                              gradientBytes, dpGroup);
     if (zero < 3) {
-      dpTime =
-          zero == 0
-              ? costs.getCollectiveTime(CollectiveKind::AllReduce,
-                                        gradientBytes, dpGroup)
-              : scatter + costs.getCollectiveTime(CollectiveKind::AllGather,
-                                                  gradientBytes, dpGroup);
-      // The reduction can hide behind the last micro-batch's backward pass.
-      if (overlap)
-        dpTime = std::max(0.0, dpTime - stageTime * 2.0 / 3.0);
+      // A reduction can hide behind the backward pass that makes it: the
+      // last micro-batch's for a sum reduced once, each micro-batch's under
+      // ZeRO-2, which scatters each.
+      double hidden = overlap ? stageTime * 2.0 / 3.0 : 0.0;
+      double gather = costs.getCollectiveTime(CollectiveKind::AllGather,
+                                              gradientBytes, dpGroup);
+      if (zero == 0)
+        dpTime =
+            std::max(0.0, costs.getCollectiveTime(CollectiveKind::AllReduce,
+                                                  gradientBytes, dpGroup) -
+                              hidden);
+      else
+        dpTime = (zero == 2 ? (m - 1) * std::max(0.0, scatter - hidden) : 0.0) +
+                 std::max(0.0, scatter + gather - hidden);
     } else {
       // Prefetching hides the gathers behind the layers' compute.
       double gathers = costs.getCollectiveTime(CollectiveKind::AllGather,
@@ -489,15 +505,19 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
   plan.stepTime = plan.time.total();
   // What the busiest rank sends per step, whichever stage it is on (the
   // one with the most memory may send less); a tied parameter's first and
-  // last stages exchange its gradient once per step.
+  // last stages exchange it once per step: the last sends its gradient part,
+  // the first the updated parameter. Under ZeRO-2 and -3, which scatter
+  // every micro-batch's gradient, the last stage sends its part with each.
   plan.commBytesPerRank = 0;
+  double tied = post.sharedParameters * gradientWidth;
   for (int64_t s = 0; s < plan.pp; ++s) {
-    bool tiedEnd = plan.pp > 1 && (s == 0 || s == plan.pp - 1);
+    double exchanged = plan.pp == 1       ? 0.0
+                       : s == plan.pp - 1 ? (zero >= 2 ? m : 1) * tied
+                       : s == 0           ? tied
+                                          : 0.0;
     plan.commBytesPerRank = std::max(
         plan.commBytesPerRank,
-        dataParallelBytes(s) +
-            (tiedEnd ? post.sharedParameters * gradientWidth : 0.0) +
-            stages.stepCommunicationBytes[s] +
+        dataParallelBytes(s) + exchanged + stages.stepCommunicationBytes[s] +
             m * (stages.communicationBytes[s] + stages.pointToPointBytes[s]));
   }
 
@@ -522,11 +542,13 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
   };
   // A tied LM head's gradient is a partial sum until the embedding's adds to
   // it: ZeRO-2 and -3 reduce-scatter it only then, so a stage that holds
-  // both keeps it whole until then.
+  // both keeps it whole until then. Over several micro-batches each part is
+  // summed (and scattered) on its own, and added to the other after them.
   double sharedGradient =
-      pp == 1 ? getModelStateBytes(post.sharedParameters, mixed, 0, plan.dp)
-                    .gradients
-              : gradientBytes(post.sharedParameters);
+      pp == 1 && plan.microbatches == 1
+          ? getModelStateBytes(post.sharedParameters, mixed, 0, plan.dp)
+                .gradients
+          : gradientBytes(post.sharedParameters);
   // A part of a stage in program order: what it keeps of a micro-batch for
   // the backward pass, and the gradients it holds once its backward ran.
   struct Part {
@@ -576,8 +598,7 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
         getModelStateBytes(stages.parameters[s], mixed, plan.zero, plan.dp);
     // The last stage's copy of a tied parameter has no optimizer state of
     // its own: the first stage updates the parameter.
-    double updated = stages.parameters[s] -
-                     (pp > 1 && s == pp - 1 ? post.sharedParameters : 0.0);
+    double updated = stages.updatedParameters[s];
     state.optimizerState =
         getModelStateBytes(updated, mixed, plan.zero, plan.dp).optimizerState;
     // A parameter server's state is on its servers: a colocated one holds
@@ -709,10 +730,6 @@ void Searcher::checkBuildable(EvaluatedPlan &plan) const {
                         std::to_string(graph.getBatch()) +
                         " (regenerate it with --batch " +
                         std::to_string(modelBatch) + ")";
-  else if (plan.zero >= 3 && plan.pp > 1)
-    plan.notBuildable = "ZeRO-3 under a pipeline (compiled, its stage holds "
-                        "per micro-batch what it derives from gathered "
-                        "weights, which the memory model does not count)";
   else if (!localSgd && options.globalBatch != graph.getBatch())
     plan.notBuildable = "the model's batch is " +
                         std::to_string(graph.getBatch()) +

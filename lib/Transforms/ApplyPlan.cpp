@@ -503,6 +503,10 @@ LogicalResult ApplyPlanPass::layOutModelState(const Plan &plan,
                           before.getUnitAttr());
         gathered->setAttr(dist::DistDialect::kPerUseAttrName,
                           before.getUnitAttr());
+        // Gathered in its reader's pass: a pipeline emits a backward
+        // reader's gather with the backward pass, not at the forward's end.
+        if (Attribute phase = reader->getAttr(kPhaseAttrName))
+          gathered->setAttr(kPhaseAttrName, phase);
         reader->replaceUsesOfWith(param, gathered);
       }
     }

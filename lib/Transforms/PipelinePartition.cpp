@@ -62,7 +62,8 @@ struct ValueInfo {
   /// kNoStage: materialized on every stage that needs it.
   int64_t stage = kNoStage;
   bool perMicrobatch = false;
-  /// Depends on a sum over micro-batches: computed after the last one.
+  /// Depends on a sum over micro-batches, or only such values read it:
+  /// computed after the last one.
   bool afterSum = false;
   /// Computed from layer parameters (and constants), not from inputs.
   bool fromParameters = false;
@@ -102,6 +103,7 @@ private:
   LogicalResult assignStagesByCost();
   LogicalResult analyzeArguments();
   LogicalResult analyzeOp(Operation &op);
+  void deferUpdateOnlyValues();
   void computeNeeds();
   LogicalResult assignChannels();
   FailureOr<func::FuncOp> emitStage(int64_t stage);
@@ -1307,6 +1309,28 @@ void PipelinePartitioner::sumPartsSeparately() {
   }
 }
 
+// A value that depends on no micro-batch but that only what follows their
+// sum reads (a parameter's slice for its ZeRO update) is computed after the
+// last micro-batch too: made before the first, it would live through them.
+void PipelinePartitioner::deferUpdateOnlyValues() {
+  Operation *terminator = body.getTerminator();
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (op.getNumResults() == 0 || info[op.getResult(0)].perMicrobatch ||
+        info[op.getResult(0)].afterSum)
+      continue;
+    bool readAfterSum = llvm::all_of(op.getResults(), [&](Value result) {
+      return !result.use_empty() &&
+             llvm::all_of(result.getUsers(), [&](Operation *user) {
+               return user != terminator && user->getNumResults() &&
+                      info[user->getResult(0)].afterSum;
+             });
+    });
+    if (readAfterSum)
+      for (Value result : op.getResults())
+        info[result].afterSum = true;
+  }
+}
+
 FailureOr<SmallVector<func::FuncOp>> PipelinePartitioner::run() {
   sumPartsSeparately();
   if (failed(assignLayerStages()) || failed(analyzeArguments()))
@@ -1314,6 +1338,7 @@ FailureOr<SmallVector<func::FuncOp>> PipelinePartitioner::run() {
   for (Operation &op : body.without_terminator())
     if (failed(analyzeOp(op)))
       return failure();
+  deferUpdateOnlyValues();
   computeNeeds();
   if (failed(assignChannels()))
     return failure();
