@@ -57,6 +57,8 @@ f32 2 dp=2,tp=1,pp=1,mb=8,zero=3,recompute=none,sp=off
 f32 4 dp=2,tp=1,pp=2,mb=8,zero=2,recompute=none,sp=off,schedule=1f1b
 f32 4 dp=2,tp=1,pp=2,mb=8,zero=3,recompute=none,sp=off,schedule=1f1b
 f32 4 dp=2,tp=1,pp=2,mb=8,zero=3,recompute=none,sp=off,schedule=zb-h1
+f32 8 dp=2,tp=4,pp=1,mb=8,zero=3,recompute=none,sp=off
+bf16 8 dp=2,tp=4,pp=1,mb=1,zero=3,recompute=none,sp=off
 bf16 8 dp=1,tp=8,pp=1,mb=1,$base
 bf16 8 dp=1,tp=8,pp=1,mb=8,$base
 bf16 8 dp=1,tp=8,pp=1,mb=64,$base

@@ -385,7 +385,11 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
                           layerCost.communicationTime);
   plan.time.tensorParallelComm = m * stageTime * layerShare;
   plan.time.compute = m * stageTime - plan.time.tensorParallelComm;
-  plan.time.tensorParallelComm += stages.stepCommunicationTime[slowest];
+  // A parameter's resharding runs once per step, but under ZeRO-3 once per
+  // micro-batch: it reshards the copy gathered for each micro-batch.
+  int64_t reshardings = zero >= 3 ? m : 1;
+  plan.time.tensorParallelComm +=
+      reshardings * stages.stepCommunicationTime[slowest];
   plan.time.recompute = m * stages.recompute[slowest];
   plan.time.pipelineComm = m * stages.pointToPoint;
   plan.time.bubble =
@@ -517,7 +521,8 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
                                           : 0.0;
     plan.commBytesPerRank = std::max(
         plan.commBytesPerRank,
-        dataParallelBytes(s) + exchanged + stages.stepCommunicationBytes[s] +
+        dataParallelBytes(s) + exchanged +
+            reshardings * stages.stepCommunicationBytes[s] +
             m * (stages.communicationBytes[s] + stages.pointToPointBytes[s]));
   }
 
@@ -625,8 +630,10 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
     // held beside it.
     double handedOver = pp == 1 ? sharedGradient : 0.0;
     // Parameters resharded for their readers are made before the first
-    // micro-batch and held until the last one's read them.
-    double copies = accumulating ? stages.parameterCopyBytes[s] : 0.0;
+    // micro-batch and held until the last one's read them (not under
+    // ZeRO-3, which reshards each micro-batch's gathered copy).
+    double copies =
+        accumulating && plan.zero < 3 ? stages.parameterCopyBytes[s] : 0.0;
     // ZB-H1 runs the first s backwards of stage s as input gradients only;
     // their weight gradients wait for the cooldown, holding what they read.
     double deferred =

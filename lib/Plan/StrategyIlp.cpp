@@ -87,10 +87,14 @@ static void addRecomputed(SegmentCost &segment, const GraphNode &node,
 /// the tensors of its owner, and the temporaries of any, count; the saved
 /// activations and gradients of other owners are what those hold. An op
 /// also holds the copies its operands are resharded into where that makes
-/// a new buffer (`copyBytes` per node).
+/// a new buffer (`copyBytes` per node); with its parameters gathered
+/// (ZeRO-3), also the copies of those it reads resharded
+/// (`gatheredCopyBytes`: ZeRO-3 reshards each micro-batch's gathered copy
+/// for its reader, where without it the copy is held through the step).
 static void measurePeaks(const ModelGraph &graph, StrategySolution &solution,
                          llvm::function_ref<double(int64_t, unsigned)> bytesOf,
-                         ArrayRef<double> copyBytes) {
+                         ArrayRef<double> copyBytes,
+                         ArrayRef<double> gatheredCopyBytes) {
   ArrayRef<LiveTensor> tensors = graph.getLiveTensors();
   ArrayRef<LiveOp> ops = graph.getLiveOps();
   int64_t owners = graph.getNumLayers() + 2;
@@ -122,7 +126,7 @@ static void measurePeaks(const ModelGraph &graph, StrategySolution &solution,
       update(index, +1);
     SegmentCost &cost = solution.segments[graph.getOwnerSegment(op.owner)];
     double own = live - (held - heldBy[op.owner]) + copyBytes[op.node];
-    double gathered = 0;
+    double gathered = gatheredCopyBytes[op.node];
     for (int64_t parameter : op.parameterNodes)
       gathered += bytesOf(parameter, 0);
     auto raise = [&](SegmentCost::Peak &peak, double bytes) {
@@ -534,7 +538,8 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
   }
   std::set<std::pair<int64_t, int>> shared;
   std::set<std::pair<int64_t, unsigned>> deferred;
-  std::vector<double> copyBytes(nodes.size(), 0);
+  std::vector<double> copyBytes(nodes.size(), 0),
+      gatheredCopyBytes(nodes.size(), 0);
   for (auto [index, edge] : llvm::enumerate(edges)) {
     const GraphNode &producer = nodes[edge.producer];
     const GraphNode &reader = nodes[edge.consumer];
@@ -571,10 +576,11 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
         // the step (priced by the search), not made for its reader.
         if (!producer.parametersOnly)
           copyBytes[edge.consumer] += bytes;
-        else if (config.microbatchesPerStep > 1)
+        else if (config.microbatchesPerStep > 1) {
           solution.segments[reader.segment].parameterCopyBytes +=
               bytes * edge.uses / reader.instances;
-        else
+          gatheredCopyBytes[edge.consumer] += bytes;
+        } else
           copyBytes[edge.consumer] += bytes;
       }
     }
@@ -602,7 +608,7 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
                           solution.layouts[node][result],
                           nodes[node].batchScaled[result]);
       },
-      copyBytes);
+      copyBytes, gatheredCopyBytes);
   for (auto &[segment, cost] : solution.segments) {
     if (segment.kind != Segment::Layer)
       continue;
