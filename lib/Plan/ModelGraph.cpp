@@ -379,16 +379,16 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
       addEdge(producer, result, consumer, operandIndex, false);
     }
   }
-  // An op reads parameters alone if every operand's producer does.
+  // An op depends on no input if no operand's producer does (the
+  // gradients' edges into the parameters come below).
   for (GraphNode &node : graph.nodes)
-    node.parametersOnly = node.kind != GraphNode::Input;
+    node.invariant = node.kind != GraphNode::Input;
   for (bool changed = true; changed;) {
     changed = false;
     for (const GraphEdge &edge : graph.edges) {
       GraphNode &consumer = graph.nodes[edge.consumer];
-      if (!edge.toParameterLayout && consumer.parametersOnly &&
-          !graph.nodes[edge.producer].parametersOnly) {
-        consumer.parametersOnly = false;
+      if (consumer.invariant && !graph.nodes[edge.producer].invariant) {
+        consumer.invariant = false;
         changed = true;
       }
     }
@@ -444,10 +444,10 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
                    });
           }))
         gradients.insert(result);
-  // Input-gradient ops lead to the gradient the first layer hands to the
-  // part before it (a pipeline stage sends it back); the other backward ops
-  // make only weight gradients (a tied LM head's reaches that part as a
-  // weight's gradient, not through the first layer). The part before the
+  // Input-gradient ops lead to a gradient a part hands to the one before
+  // it (a pipeline stage sends it back); the other backward ops make only
+  // weight gradients (a tied LM head's reaches the part before the layers
+  // as a weight's gradient, not through the layers). The part before the
   // layers runs on the first stage, which defers none.
   llvm::DenseSet<Operation *> inputGradientOps;
   for (Operation &op : llvm::reverse(body.without_terminator())) {
@@ -455,9 +455,12 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
       continue;
     int64_t owner = ownerOf.lookup(&op);
     bool leads = llvm::any_of(op.getUsers(), [&](Operation *user) {
-      return inputGradientOps.contains(user) ||
-             (owner == 1 && user != returnOp && !forward.contains(user) &&
-              ownerOf.lookup(user) == 0);
+      if (inputGradientOps.contains(user))
+        return true;
+      if (user == returnOp || forward.contains(user))
+        return false;
+      int64_t earlier = ownerOf.lookup(user);
+      return earlier < owner && (earlier >= 1 || owner == 1);
     });
     if (leads)
       inputGradientOps.insert(&op);

@@ -184,7 +184,7 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
     int64_t node = live.node;
     bool endsForward = !live.backward && !feedsForward.contains(node);
     for (const GraphEdge *edge : edgesInto.lookup(node)) {
-      if (!endsForward && !graph.getNodes()[edge->producer].parametersOnly)
+      if (!endsForward && !graph.getNodes()[edge->producer].invariant)
         continue;
       TensorSharding wanted = strategy.operandLayouts[node][edge->operand];
       // Propagation would carry such a split on into the reader instead.

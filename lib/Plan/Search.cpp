@@ -72,7 +72,7 @@ struct LayerFigures {
   std::vector<double> stepCommunicationTime, stepCommunicationBytes,
       parameterCopyBytes;
   std::vector<double> activation; // bytes kept per micro-batch
-  std::vector<double> deferred;   // held per deferred weight gradient
+  std::vector<double> deferredBytes; // held per deferred weight gradient
   std::vector<const SegmentCost *> cost;
   std::vector<double> parameters, parameterReads;
   std::vector<double> output;
@@ -213,7 +213,7 @@ LayerFigures Searcher::getLayerFigures(const StrategySolution &solution,
                                              again.stepCommunicationBytes);
     figures.parameterCopyBytes.push_back(cost.parameterCopyBytes);
     figures.activation.push_back(kept);
-    figures.deferred.push_back(cost.deferredBytes);
+    figures.deferredBytes.push_back(cost.deferredBytes);
     figures.cost.push_back(&cost);
     figures.parameters.push_back(cost.parameters);
     figures.parameterReads.push_back(cost.parameterReads +
@@ -320,7 +320,7 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
       stages.stepCommunicationBytes[stage] +=
           layers.stepCommunicationBytes[layer];
       stages.parameterCopyBytes[stage] += layers.parameterCopyBytes[layer];
-      stages.deferredBytes[stage] += layers.deferred[layer];
+      stages.deferredBytes[stage] += layers.deferredBytes[layer];
       stages.layerIndices[stage].push_back(layer);
       stages.boundary[stage] =
           std::max(stages.boundary[stage], layers.output[layer]);

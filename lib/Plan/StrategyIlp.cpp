@@ -397,7 +397,7 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
     // pipeline runs it once per step, and each micro-batch carries its
     // share.
     for (auto [index, list] : llvm::enumerate(pairs)) {
-      double share = nodes[edges[index].producer].parametersOnly
+      double share = nodes[edges[index].producer].invariant
                          ? 1.0 / config.microbatchesPerStep
                          : 1.0;
       for (auto [k, pair] : llvm::enumerate(list))
@@ -556,8 +556,10 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
           shared.insert({edge.producer, int(reader.segment.kind)}).second)
         segment.sharedParameters += elements;
     }
+    // What the weight-gradient ops make themselves exists only while they
+    // run.
     if (reader.weightGradient && producer.kind == GraphNode::Op &&
-        !producer.parametersOnly &&
+        !producer.invariant && !producer.weightGradient &&
         deferred.insert({edge.producer, edge.result}).second)
       solution.segments[reader.segment].deferredBytes +=
           localBytes(resultType(edge.producer, edge.result),
@@ -572,15 +574,15 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
       if (from.dropsSplitFor(wanted)) {
         double bytes = localBytes(resultType(edge.producer, edge.result),
                                   wanted, producer.batchScaled[edge.result]);
-        // With several micro-batches a parameter's copy is held through
-        // the step (priced by the search), not made for its reader.
-        if (!producer.parametersOnly)
-          copyBytes[edge.consumer] += bytes;
-        else if (config.microbatchesPerStep > 1) {
+        // With several micro-batches an invariant value's copy is held
+        // through the step (the search adds it where the plan has several),
+        // not made for its reader; under ZeRO-3 it is again its reader's.
+        if (producer.invariant)
           solution.segments[reader.segment].parameterCopyBytes +=
               bytes * edge.uses / reader.instances;
+        if (producer.invariant && config.microbatchesPerStep > 1)
           gatheredCopyBytes[edge.consumer] += bytes;
-        } else
+        else
           copyBytes[edge.consumer] += bytes;
       }
     }
@@ -590,7 +592,7 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
         SegmentCost &segment = solution.segments[consumer.segment];
         double share = double(edge.uses) / consumer.instances;
         SegmentCost::Recomputed done{share * pair.time, share * pair.bytes};
-        if (producer.parametersOnly) {
+        if (producer.invariant) {
           std::swap(done.communicationTime, done.stepCommunicationTime);
           std::swap(done.communicationBytes, done.stepCommunicationBytes);
         }

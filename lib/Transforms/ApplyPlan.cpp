@@ -937,6 +937,9 @@ LogicalResult ApplyPlanPass::applySharding(const NamedSharding &planSharding,
     if (operandIndex) {
       pinned->setAttr(dist::DistDialect::kPlanUseAttrName,
                       builder.getUnitAttr());
+      // Resharded in its reader's pass, as ZeRO-3's gather before it.
+      if (Attribute phase = op->getAttr(kPhaseAttrName))
+        pinned->setAttr(kPhaseAttrName, phase);
       op->setOperand(*operandIndex, pinned);
     } else {
       value.replaceAllUsesExcept(pinned, pinned);

@@ -302,6 +302,7 @@ int main(int argc, char **argv) {
     if (figures[stage].getTrafficBytes() > figures[busiest].getTrafficBytes())
       busiest = stage;
   }
+  const Plan *predicted = plan ? &*plan : nullptr;
   for (auto [stage, func] : llvm::enumerate(functions)) {
     ranks = figures[stage].ranks;
     std::string stageName = getStageName(func, stage);
@@ -312,7 +313,6 @@ int main(int argc, char **argv) {
          << " (" << func.getSymName() << "):\n";
       printStageSchedule(os, func);
     }
-    const Plan *predicted = plan ? &*plan : nullptr;
     printCompileSummary(os, figures[stage],
                         stage == heaviest ? predicted : nullptr,
                         stage == busiest ? predicted : nullptr);

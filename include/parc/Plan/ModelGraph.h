@@ -63,10 +63,10 @@ struct GraphNode {
   SmallVector<bool> batchFactors;
   /// Whether the op belongs to the backward pass.
   bool backward = false;
-  /// Whether its value depends on the parameters alone (a parameter, or a
-  /// weight's cast): a pipeline computes it, and reshards it, once per
-  /// step rather than per micro-batch.
-  bool parametersOnly = false;
+  /// Whether its value depends on no input, only on parameters and
+  /// constants (a parameter, a weight's cast): a pipeline computes it, and
+  /// reshards it, once per step rather than per micro-batch.
+  bool invariant = false;
   /// Whether the backward op makes only parts of parameters' gradients: a
   /// zero-bubble schedule defers it, and holds what it reads meanwhile.
   bool weightGradient = false;

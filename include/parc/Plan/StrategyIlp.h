@@ -49,16 +49,20 @@ struct StrategyConfig {
 struct SegmentCost {
   double forwardTime = 0;
   double backwardTime = 0;
-  /// Collectives over tp, forward and backward.
+  /// Collectives over tp, forward and backward, but the reshardings of
+  /// invariant values.
   double communicationTime = 0;
   double communicationBytes = 0;
-  /// Reshardings of parameters (a tied embedding gathered for the lookup),
-  /// per step rather than per micro-batch: they read no micro-batch, so the
-  /// pipeline runs them once per step.
+  /// Reshardings of invariant values (GraphNode::invariant: a tied
+  /// embedding gathered for the lookup), per step rather than per
+  /// micro-batch: they read no micro-batch, so the pipeline runs them once
+  /// per step (under ZeRO-3 once per micro-batch: the search multiplies).
   double stepCommunicationTime = 0;
   double stepCommunicationBytes = 0;
   /// The bytes of those reshardings' copies: with several micro-batches
-  /// they are made once and held through the step.
+  /// they are made once and held through the step (the search adds them
+  /// for such plans; the peaks count them as their readers' temporaries
+  /// where the strategy's micro-batches per step are one).
   double parameterCopyBytes = 0;
   /// What runs again when the compiler recomputes every layer selectively,
   /// or fully: the recomputed ops' own collectives and the reshardings of
