@@ -3,7 +3,6 @@
 #include "parc/Plan/CompileCheck.h"
 
 #include "parc/IR/ModelConvention.h"
-#include "parc/Transforms/ParameterServer.h"
 #include "parc/Transforms/Passes.h"
 #include "parc/Transforms/PerRankPipeline.h"
 
@@ -71,18 +70,16 @@ mlir::parc::compilePlan(func::FuncOp forward, const Plan &plan,
   }
   if (stages->empty())
     stages->push_back(step);
-  CompiledPeaks peaks;
+  std::vector<CompiledFigures> figures;
   for (func::FuncOp stage : *stages) {
-    if (isDedicatedServers(stage))
-      continue;
-    FailureOr<CompiledFigures> figures = measureCompiledProgram(stage);
-    if (failed(figures))
+    FailureOr<CompiledFigures> measured = measureCompiledProgram(stage);
+    if (failed(measured))
       return failure();
-    peaks.arenaBytes = std::max(peaks.arenaBytes, figures->arenaBytes);
-    peaks.trafficBytes =
-        std::max(peaks.trafficBytes, figures->getTrafficBytes());
+    figures.push_back(std::move(*measured));
   }
-  return peaks;
+  PredictedStages predicted = findPredictedStages(*stages, figures);
+  return CompiledPeaks{figures[predicted.heaviest].arenaBytes,
+                       figures[predicted.busiest].getTrafficBytes()};
 }
 
 void mlir::parc::checkBuildablePlans(SearchResult &result,

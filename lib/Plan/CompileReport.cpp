@@ -5,6 +5,7 @@
 #include "parc/IR/ModelConvention.h"
 #include "parc/Transforms/LocalSgd.h"
 #include "parc/Transforms/MemoryPlan.h"
+#include "parc/Transforms/ParameterServer.h"
 #include "parc/Transforms/StaleWeights.h"
 
 #include "dist/IR/DistOps.h"
@@ -182,6 +183,24 @@ FailureOr<CompiledFigures> mlir::parc::measureCompiledProgram(func::FuncOp func)
     return failure();
   figures.peak = std::move(*peak);
   return figures;
+}
+
+PredictedStages
+mlir::parc::findPredictedStages(ArrayRef<func::FuncOp> stages,
+                                ArrayRef<CompiledFigures> figures) {
+  std::optional<PredictedStages> found;
+  for (auto [stage, func] : llvm::enumerate(stages)) {
+    if (isDedicatedServers(func))
+      continue;
+    if (!found)
+      found = PredictedStages{stage, stage};
+    if (figures[stage].arenaBytes > figures[found->heaviest].arenaBytes)
+      found->heaviest = stage;
+    if (figures[stage].getTrafficBytes() >
+        figures[found->busiest].getTrafficBytes())
+      found->busiest = stage;
+  }
+  return found.value_or(PredictedStages{});
 }
 
 /// " (predicted 1234, compiled / predicted 0.98)" when the plan predicted it.

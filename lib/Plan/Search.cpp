@@ -68,7 +68,8 @@ struct LayerFigures {
   std::vector<double> recompute;  // extra forward time
   /// Bytes sent per micro-batch over tp, recomputation's included.
   std::vector<double> communicationBytes;
-  /// Time and bytes of parameters' reshardings, per step, and their copies.
+  /// Time and bytes of invariant values' reshardings, per step, and their
+  /// copies.
   std::vector<double> stepCommunicationTime, stepCommunicationBytes,
       parameterCopyBytes;
   std::vector<double> activation; // bytes kept per micro-batch
@@ -84,7 +85,8 @@ struct LayerFigures {
 struct StageFigures {
   std::vector<double> time, recompute, parameters, parameterReads, boundary,
       communicationBytes;
-  /// Parameters' reshardings, per step, and their copies (SegmentCost).
+  /// Invariant values' reshardings, per step, and their copies
+  /// (SegmentCost).
   std::vector<double> stepCommunicationTime, stepCommunicationBytes,
       parameterCopyBytes;
   /// What a micro-batch whose weight gradients wait holds (SegmentCost).
@@ -310,17 +312,21 @@ StageFigures Searcher::layOutStages(const LayerFigures &layers,
     int64_t stage = c % pp;
     stages.layers[stage] += sizes[c];
     for (int64_t i = 0; i < sizes[c]; ++i, ++layer) {
-      stages.time[stage] += layers.time[layer];
-      stages.recompute[stage] += layers.recompute[layer];
-      stages.parameters[stage] += layers.parameters[layer];
-      stages.parameterReads[stage] += layers.parameterReads[layer];
-      stages.communicationBytes[stage] += layers.communicationBytes[layer];
-      stages.stepCommunicationTime[stage] +=
-          layers.stepCommunicationTime[layer];
-      stages.stepCommunicationBytes[stage] +=
-          layers.stepCommunicationBytes[layer];
-      stages.parameterCopyBytes[stage] += layers.parameterCopyBytes[layer];
-      stages.deferredBytes[stage] += layers.deferredBytes[layer];
+      for (auto [summed, figure] :
+           {std::pair{&StageFigures::time, &LayerFigures::time},
+            {&StageFigures::recompute, &LayerFigures::recompute},
+            {&StageFigures::parameters, &LayerFigures::parameters},
+            {&StageFigures::parameterReads, &LayerFigures::parameterReads},
+            {&StageFigures::communicationBytes,
+             &LayerFigures::communicationBytes},
+            {&StageFigures::stepCommunicationTime,
+             &LayerFigures::stepCommunicationTime},
+            {&StageFigures::stepCommunicationBytes,
+             &LayerFigures::stepCommunicationBytes},
+            {&StageFigures::parameterCopyBytes,
+             &LayerFigures::parameterCopyBytes},
+            {&StageFigures::deferredBytes, &LayerFigures::deferredBytes}})
+        (stages.*summed)[stage] += (layers.*figure)[layer];
       stages.layerIndices[stage].push_back(layer);
       stages.boundary[stage] =
           std::max(stages.boundary[stage], layers.output[layer]);
@@ -385,8 +391,8 @@ void Searcher::priceTime(EvaluatedPlan &plan, const StageFigures &stages,
                           layerCost.communicationTime);
   plan.time.tensorParallelComm = m * stageTime * layerShare;
   plan.time.compute = m * stageTime - plan.time.tensorParallelComm;
-  // A parameter's resharding runs once per step, but under ZeRO-3 once per
-  // micro-batch: it reshards the copy gathered for each micro-batch.
+  // An invariant value's resharding runs once per step, but under ZeRO-3
+  // once per micro-batch: it reshards the copy gathered for each one.
   int64_t reshardings = zero >= 3 ? m : 1;
   plan.time.tensorParallelComm +=
       reshardings * stages.stepCommunicationTime[slowest];

@@ -393,9 +393,8 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
         objective[xOffset[index] + s] =
             nodes[index].instances *
             (candidate.time + candidate.communicationTime) * kMicroseconds;
-    // Resharding a value of the parameters alone reads no micro-batch: the
-    // pipeline runs it once per step, and each micro-batch carries its
-    // share.
+    // Resharding an invariant value reads no micro-batch: the pipeline runs
+    // it once per step, and each micro-batch carries its share.
     for (auto [index, list] : llvm::enumerate(pairs)) {
       double share = nodes[edges[index].producer].invariant
                          ? 1.0 / config.microbatchesPerStep
@@ -556,8 +555,8 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
           shared.insert({edge.producer, int(reader.segment.kind)}).second)
         segment.sharedParameters += elements;
     }
-    // What the weight-gradient ops make themselves exists only while they
-    // run.
+    // ZB-H1 holds what a deferred weight-gradient op reads, but for what
+    // such ops make themselves, which exists only while they run.
     if (reader.weightGradient && producer.kind == GraphNode::Op &&
         !producer.invariant && !producer.weightGradient &&
         deferred.insert({edge.producer, edge.result}).second)

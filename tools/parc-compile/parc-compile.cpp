@@ -291,17 +291,7 @@ int main(int argc, char **argv) {
       measured->ranks = stageMeshes->getNumRanks();
     figures.push_back(std::move(*measured));
   }
-  // A plan predicts the device stage that needs the most memory and the
-  // one that sends the most (dedicated parameter servers are not devices).
-  size_t heaviest = 0, busiest = 0;
-  for (auto [stage, func] : llvm::enumerate(functions)) {
-    if (isDedicatedServers(func))
-      continue;
-    if (figures[stage].arenaBytes > figures[heaviest].arenaBytes)
-      heaviest = stage;
-    if (figures[stage].getTrafficBytes() > figures[busiest].getTrafficBytes())
-      busiest = stage;
-  }
+  PredictedStages described = findPredictedStages(functions, figures);
   const Plan *predicted = plan ? &*plan : nullptr;
   for (auto [stage, func] : llvm::enumerate(functions)) {
     ranks = figures[stage].ranks;
@@ -314,8 +304,8 @@ int main(int argc, char **argv) {
       printStageSchedule(os, func);
     }
     printCompileSummary(os, figures[stage],
-                        stage == heaviest ? predicted : nullptr,
-                        stage == busiest ? predicted : nullptr);
+                        stage == described.heaviest ? predicted : nullptr,
+                        stage == described.busiest ? predicted : nullptr);
     executables.push_back(staged ? "program." + stageName : "program");
     // Each executable lowers its own copy of the module.
     OwningOpRef<ModuleOp> program =

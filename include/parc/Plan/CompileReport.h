@@ -71,6 +71,15 @@ struct CompiledFigures {
 /// --parc-plan-memory; fails with a diagnostic on a function without them.
 FailureOr<CompiledFigures> measureCompiledProgram(func::FuncOp func);
 
+/// The stages a plan's predictions describe: the device stage that needs
+/// the most memory and the one that sends the most (dedicated parameter
+/// servers are not devices). `figures` are those of `stages`, in order.
+struct PredictedStages {
+  size_t heaviest = 0, busiest = 0;
+};
+PredictedStages findPredictedStages(ArrayRef<func::FuncOp> stages,
+                                    ArrayRef<CompiledFigures> figures);
+
 /// parc-compile's summary: the figures, and beside the arena and the
 /// traffic what `memoryPlan` and `trafficPlan` predicted for them when given
 /// and carrying predictions (a plan predicts the rank that needs the most
