@@ -41,21 +41,26 @@ for plan in one tp dp zero1; do
   "$build/bin/parc-compile" "$work/step.mlir" --plan "$work/$plan.json" \
     -o "$work/$plan" > /dev/null
 done
+steal() { awk '/^cpu / {print $9}' /proc/stat; }
 for round in $(seq "$rounds"); do
   for plan in one tp dp zero1; do
-    echo "$plan $("$work/$plan/launch.sh" --steps 6 --threads 1 |
-                  awk '/^step time/ {print $3}')" | tee -a "$work/times"
+    before=$(steal)
+    line=$("$work/$plan/launch.sh" --steps 8 --threads 1 | grep '^step time')
+    echo "$plan $(echo "$line" | sed 's/^step time: \([0-9.]*\) s.*median \([0-9.]*\) s.*/\1 \2/') $(($(steal) - before))" |
+      tee -a "$work/times"
   done
 done
 python3 - "$work/times" <<'PY'
 import statistics, sys
-runs = {}
+means, medians = {}, {}
 for line in open(sys.argv[1]):
-    plan, seconds = line.split()
-    runs.setdefault(plan, []).append(float(seconds))
-m = {plan: statistics.median(times) for plan, times in runs.items()}
-print(f"medians: 1 rank {m['one']:.4f} s, tp=2 {m['tp']:.4f} s, dp=2 {m['dp']:.4f} s, "
-      f"dp=2 ZeRO-1 {m['zero1']:.4f} s")
-print(f"speedup over 1 rank: tp=2 {m['one'] / m['tp']:.2f}x, dp=2 {m['one'] / m['dp']:.2f}x, "
-      f"dp=2 ZeRO-1 {m['one'] / m['zero1']:.2f}x")
+    plan, mean, median, _ = line.split()
+    means.setdefault(plan, []).append(float(mean))
+    medians.setdefault(plan, []).append(float(median))
+for label, runs in (("mean", means), ("median", medians)):
+    m = {plan: statistics.median(times) for plan, times in runs.items()}
+    print(f"runs' {label} step, medians: 1 rank {m['one']:.4f} s, tp=2 {m['tp']:.4f} s, "
+          f"dp=2 {m['dp']:.4f} s, dp=2 ZeRO-1 {m['zero1']:.4f} s")
+    print(f"  speedup over 1 rank: tp=2 {m['one'] / m['tp']:.2f}x, "
+          f"dp=2 {m['one'] / m['dp']:.2f}x, dp=2 ZeRO-1 {m['one'] / m['zero1']:.2f}x")
 PY

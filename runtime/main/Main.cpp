@@ -348,7 +348,7 @@ int run(int argc, char **argv, int rank, int size) {
   }
   // Step times exclude the per-step printing; the first step warms caches
   // and communicators and is left out of the mean when there are others.
-  double measuredSeconds = 0;
+  std::vector<double> measuredSeconds;
   // Scalars that feed back (a step counter) are state, not metrics.
   std::vector<size_t> metrics, allResults;
   for (size_t i = 0; i < program->results.size(); ++i) {
@@ -417,9 +417,9 @@ int run(int argc, char **argv, int rank, int size) {
     if (tracer)
       tracer->endStep();
     if (step > firstStep || options.steps == firstStep)
-      measuredSeconds += std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+      measuredSeconds.push_back(std::chrono::duration<double>(
+                                    std::chrono::steady_clock::now() - start)
+                                    .count());
     if (!asynchronous) {
       if (reportStep(step)) {
         backend->release(arena);
@@ -479,17 +479,27 @@ int run(int argc, char **argv, int rank, int size) {
     return 1;
   }
 
-  int64_t ranSteps = options.steps - firstStep + 1;
-  int64_t measuredSteps = ranSteps > 1 ? ranSteps - 1 : ranSteps;
-  // The slowest rank's time: a rank whose steps never wait for the others
-  // (no collective in the step) would otherwise report its own core's speed,
-  // and a synchronized program runs at the slowest rank's.
-  MPI_Allreduce(MPI_IN_PLACE, &measuredSeconds, 1, MPI_DOUBLE, MPI_MAX,
+  // Each step's time is the slowest rank's: a rank whose steps never wait
+  // for the others (no collective in the step) would otherwise report its
+  // own core's speed, and a synchronized program runs at the slowest rank's.
+  // The median beside the mean shows a step slowed by another tenant of a
+  // shared host, which the mean takes in.
+  MPI_Allreduce(MPI_IN_PLACE, measuredSeconds.data(),
+                static_cast<int>(measuredSeconds.size()), MPI_DOUBLE, MPI_MAX,
                 MPI_COMM_WORLD);
-  if (rank == 0)
-    std::printf("step time: %.6f s (mean of %lld)\n",
-                measuredSeconds / measuredSteps,
-                static_cast<long long>(measuredSteps));
+  if (rank == 0) {
+    double total = 0;
+    for (double seconds : measuredSeconds)
+      total += seconds;
+    std::vector<double> sorted = measuredSeconds;
+    std::sort(sorted.begin(), sorted.end());
+    size_t half = sorted.size() / 2;
+    double median = sorted.size() % 2
+                        ? sorted[half]
+                        : (sorted[half - 1] + sorted[half]) / 2;
+    std::printf("step time: %.6f s (mean of %zu; median %.6f s)\n",
+                total / sorted.size(), sorted.size(), median);
+  }
 
   std::vector<GatheredResult> results;
   {
