@@ -393,6 +393,17 @@ void CudaBackend::take(const TensorRef *t, bool hasShard) {
   check(launchTake(t, hasShard, errors, stream), "take kernel");
 }
 
+/// fatal() unless flash attention's tiles fit the device's shared memory
+/// at the head dimensions of q and v (t[0], t[2]).
+static void requireAttentionFits(const char *op, const TensorRef *t) {
+  if (!attentionFitsSharedMemory(t[0].shape[3], t[2].shape[3]))
+    fatal("%s: head dimensions %lld (queries, keys) and %lld (values) leave "
+          "no room for one row of flash attention's tiles in the device's "
+          "shared memory",
+          op, static_cast<long long>(t[0].shape[3]),
+          static_cast<long long>(t[2].shape[3]));
+}
+
 void CudaBackend::attention(const TensorRef *t, bool causal, bool hasMask,
                             double scale) {
   int count = hasMask ? 5 : 4;
@@ -400,6 +411,7 @@ void CudaBackend::attention(const TensorRef *t, bool causal, bool hasMask,
   for (int i = 0; i < count; ++i)
     if (t[i].rank != 4)
       fatal("attention: tensor %d must have rank 4 ([B, H, S, D])", i);
+  requireAttentionFits("attention", t);
   check(launchAttention(t, causal, hasMask, scale, stream),
         "attention kernel");
 }
@@ -842,9 +854,10 @@ void CudaBackend::attentionGrad(const TensorRef *t, bool causal, bool hasMask,
   for (int i = 0; i < count; ++i)
     if (t[i].rank != 4)
       fatal("attention_grad: tensor %d must have rank 4 ([B, H, S, D])", i);
+  requireAttentionFits("attention_grad", t);
   int64_t rows = t[0].shape[0] * t[0].shape[1] * t[0].shape[2];
   float *stats = static_cast<float *>(
-      scratch.get(std::max<int64_t>(3 * rows, 1) * sizeof(float)));
+      scratch.get(std::max<int64_t>(2 * rows, 1) * sizeof(float)));
   check(launchAttentionGrad(t, causal, hasMask, scale, stats, stream),
         "attention_grad kernel");
 }

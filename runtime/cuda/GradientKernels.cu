@@ -3,7 +3,7 @@
 // The cuda backend's kernels for the ops autodiff and the optimizers emit,
 // reproducing lib/Interp/GradientKernels.cpp and OptimizerKernels.cpp in
 // f32. Written for correctness first, like Kernels.cu: reductions over a
-// row run one block per row; reductions over rows (dgamma, dbeta, dk, dv)
+// row run one block per row; reductions over rows (dgamma, dbeta)
 // run one thread (or block) per output and write it directly, so results
 // are deterministic and need no zeroing; only embedding_grad scatter-adds
 // with atomics, into a result it zeroes first.
@@ -29,19 +29,8 @@ namespace {
 
 #include "DeviceCommon.cuh"
 
-constexpr int kAttentionThreads = 128;
-
 /// One block per row: rows must fit gridDim.x.
 bool fitsGrid(int64_t rows) { return rows <= (int64_t(1) << 31) - 1; }
-
-
-
-__device__ float dot(const float *a, const float *b, int64_t n) {
-  float sum = 0.0f;
-  for (int64_t d = 0; d < n; ++d)
-    sum += a[d] * b[d];
-  return sum;
-}
 
 //===----------------------------------------------------------------------===//
 // Activations and softmax
@@ -209,157 +198,6 @@ __global__ void embeddingGradKernel(const void *ids, int idType,
 }
 
 //===----------------------------------------------------------------------===//
-// Attention
-//===----------------------------------------------------------------------===//
-
-// With p the attention weights of query i (recomputed from q and k),
-//   dp_j = g_i . v_j,  w_i = sum_j p_j dp_j,  ds_j = scale p_j (dp_j - w_i),
-//   dq_i = sum_j ds_j k_j,  dk_j = sum_i ds_ij q_i,  dv_j = sum_i p_ij g_i.
-// The query kernel computes dq and each query's (max score, softmax
-// denominator, w); the key kernel then sums over the queries that see a key.
-
-/// One block per (batch, head, query) row.
-__global__ void attentionGradQueryKernel(const float *q, const float *k,
-                                         const float *v, const float *g,
-                                         float *dq, float *stats,
-                                         math::AttentionShape shape,
-                                         bool causal, float scale) {
-  __shared__ float dsTile[kAttentionThreads];
-  int64_t queries = shape.queries, keys = shape.keys,
-          headDim = shape.headDim, valueDim = shape.valueDim;
-  int64_t row = blockIdx.x; // (b * H + h) * S + i
-  int64_t i = row % queries, head = row / queries;
-  int64_t kvHead = shape.kvHeadOf(head);
-  const float *qRow = q + row * headDim;
-  const float *gRow = g + row * valueDim;
-  const float *kHead = k + kvHead * keys * headDim;
-  const float *vHead = v + kvHead * keys * valueDim;
-  const float *maskRow = shape.maskRow(head, i);
-  float *dqRow = dq + row * headDim;
-  auto score = [&](int64_t j) {
-    return scale * dot(qRow, kHead + j * headDim, headDim) +
-           (maskRow ? maskRow[j] : 0.0f);
-  };
-  int64_t visible = math::visibleKeys(causal, i, queries, keys);
-  float maxScore = -INFINITY;
-  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x)
-    maxScore = fmaxf(maxScore, score(j));
-  maxScore = blockReduce<true>(maxScore);
-  // No key seen, or only -inf scores (uniform over the block): no gradient,
-  // and stats under which the key kernel's weights are zero.
-  if (maxScore == -INFINITY) {
-    for (int64_t d = threadIdx.x; d < headDim; d += blockDim.x)
-      dqRow[d] = 0.0f;
-    if (threadIdx.x == 0) {
-      stats[3 * row] = INFINITY;
-      stats[3 * row + 1] = 1.0f;
-      stats[3 * row + 2] = 0.0f;
-    }
-    return;
-  }
-  float total = 0.0f, weighted = 0.0f;
-  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x) {
-    float e = expf(score(j) - maxScore);
-    total += e;
-    weighted += e * dot(gRow, vHead + j * valueDim, valueDim);
-  }
-  total = blockReduce<false>(total);
-  weighted = blockReduce<false>(weighted) / total;
-  if (threadIdx.x == 0) {
-    stats[3 * row] = maxScore;
-    stats[3 * row + 1] = total;
-    stats[3 * row + 2] = weighted;
-  }
-  for (int64_t d0 = 0; d0 < headDim; d0 += blockDim.x) {
-    int64_t d = d0 + threadIdx.x;
-    float sum = 0.0f;
-    for (int64_t j0 = 0; j0 < visible; j0 += blockDim.x) {
-      int64_t j = j0 + threadIdx.x;
-      float ds = 0.0f;
-      if (j < visible) {
-        float p = expf(score(j) - maxScore) / total;
-        float dp = dot(gRow, vHead + j * valueDim, valueDim);
-        ds = scale * p * (dp - weighted);
-      }
-      dsTile[threadIdx.x] = ds;
-      __syncthreads();
-      int64_t tile = min(int64_t(blockDim.x), visible - j0);
-      if (d < headDim)
-        for (int64_t jj = 0; jj < tile; ++jj)
-          sum += dsTile[jj] * kHead[(j0 + jj) * headDim + d];
-      __syncthreads();
-    }
-    if (d < headDim)
-      dqRow[d] = sum;
-  }
-}
-
-/// One block per (batch, key/value head, key) row: dk and dv of that key,
-/// summed over the query heads of its group and the queries that see it
-/// (zeros where none does).
-__global__ void attentionGradKeyKernel(const float *q, const float *k,
-                                       const float *v, const float *g,
-                                       const float *stats, float *dk, float *dv,
-                                       math::AttentionShape shape, bool causal,
-                                       float scale) {
-  __shared__ float pTile[kAttentionThreads];
-  __shared__ float dsTile[kAttentionThreads];
-  int64_t queries = shape.queries, keys = shape.keys,
-          headDim = shape.headDim, valueDim = shape.valueDim;
-  int64_t group = shape.heads / shape.kvHeads;
-  int64_t row = blockIdx.x; // (b * Hkv + h) * T + j
-  int64_t j = row % keys, kvHead = row / keys;
-  int64_t firstHead = (kvHead / shape.kvHeads) * shape.heads +
-                      (kvHead % shape.kvHeads) * group;
-  const float *kRow = k + row * headDim;
-  const float *vRow = v + row * valueDim;
-  float *dkRow = dk + row * headDim;
-  float *dvRow = dv + row * valueDim;
-  // Query i sees key j iff j < visibleKeys(i): with causal masking, iff
-  // i >= j - (keys - queries).
-  int64_t first = math::firstQuerySeeing(causal, j, queries, keys);
-  int64_t width = max(headDim, valueDim);
-  for (int64_t d0 = 0; d0 < width; d0 += blockDim.x) {
-    int64_t d = d0 + threadIdx.x;
-    float dkSum = 0.0f, dvSum = 0.0f;
-    for (int64_t head = firstHead; head < firstHead + group; ++head) {
-      const float *qHead = q + head * queries * headDim;
-      const float *gHead = g + head * queries * valueDim;
-      const float *statsHead = stats + head * queries * 3;
-      for (int64_t i0 = first; i0 < queries; i0 += blockDim.x) {
-        int64_t i = i0 + threadIdx.x;
-        float p = 0.0f, ds = 0.0f;
-        if (i < queries) {
-          const float *s = statsHead + 3 * i;
-          const float *maskRow = shape.maskRow(head, i);
-          float score = scale * dot(qHead + i * headDim, kRow, headDim) +
-                        (maskRow ? maskRow[j] : 0.0f);
-          // A row without a finite score has stats[0] = +inf: p is 0.
-          p = expf(score - s[0]) / s[1];
-          float dp = dot(gHead + i * valueDim, vRow, valueDim);
-          ds = scale * p * (dp - s[2]);
-        }
-        pTile[threadIdx.x] = p;
-        dsTile[threadIdx.x] = ds;
-        __syncthreads();
-        int64_t tile = min(int64_t(blockDim.x), queries - i0);
-        for (int64_t ii = 0; ii < tile; ++ii) {
-          if (d < headDim)
-            dkSum += dsTile[ii] * qHead[(i0 + ii) * headDim + d];
-          if (d < valueDim)
-            dvSum += pTile[ii] * gHead[(i0 + ii) * valueDim + d];
-        }
-        __syncthreads();
-      }
-    }
-    if (d < headDim)
-      dkRow[d] = dkSum;
-    if (d < valueDim)
-      dvRow[d] = dvSum;
-  }
-}
-
-//===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//
 
@@ -523,43 +361,6 @@ cudaError_t parcrt::cuda::launchEmbeddingGrad(const TensorRef *t,
       hasShard ? t[2].dtype : PARCRT_I64, static_cast<const float *>(g.data),
       static_cast<float *>(table.data), vocab, dim, n, errors);
   return cudaGetLastError();
-}
-
-cudaError_t parcrt::cuda::launchAttentionGrad(const TensorRef *t, bool causal,
-                                              bool hasMask, double scale,
-                                              float *scratch,
-                                              cudaStream_t stream) {
-  const TensorRef &q = t[0], &k = t[1], &v = t[2];
-  math::AttentionShape shape =
-      math::attentionShape(q, k, v, hasMask ? &t[4] : nullptr);
-  const TensorRef *results = t + (hasMask ? 5 : 4);
-  int64_t queryRows = shape.batch * shape.heads * shape.queries;
-  int64_t keyRows = shape.batch * shape.kvHeads * shape.keys;
-  if (!fitsGrid(queryRows) || !fitsGrid(keyRows))
-    return cudaErrorInvalidConfiguration;
-  const float *qData = static_cast<const float *>(q.data);
-  const float *kData = static_cast<const float *>(k.data);
-  const float *vData = static_cast<const float *>(v.data);
-  const float *gData = static_cast<const float *>(t[3].data);
-  float s = static_cast<float>(scale);
-  if (queryRows > 0) {
-    attentionGradQueryKernel<<<static_cast<unsigned>(queryRows),
-                               kAttentionThreads, 0, stream>>>(
-        qData, kData, vData, gData, static_cast<float *>(results[0].data),
-        scratch, shape, causal, s);
-    cudaError_t status = cudaGetLastError();
-    if (status != cudaSuccess)
-      return status;
-  }
-  if (keyRows > 0 && (shape.headDim > 0 || shape.valueDim > 0)) {
-    attentionGradKeyKernel<<<static_cast<unsigned>(keyRows), kAttentionThreads,
-                             0, stream>>>(
-        qData, kData, vData, gData, scratch,
-        static_cast<float *>(results[1].data),
-        static_cast<float *>(results[2].data), shape, causal, s);
-    return cudaGetLastError();
-  }
-  return cudaSuccess;
 }
 
 cudaError_t parcrt::cuda::launchCrossEntropyGrad(const TensorRef *t,

@@ -336,74 +336,8 @@ struct LookupArgs {
 };
 
 //===----------------------------------------------------------------------===//
-// Attention and loss
+// Loss
 //===----------------------------------------------------------------------===//
-
-constexpr int kAttentionThreads = 128;
-
-__device__ float attentionScore(const float *q, const float *k, int64_t depth,
-                                float scale) {
-  float dot = 0.0f;
-  for (int64_t d = 0; d < depth; ++d)
-    dot += q[d] * k[d];
-  return scale * dot;
-}
-
-/// One block per (batch, head, query): the maximum score, the softmax
-/// denominator, then the weighted sum of values tile by tile (scores are
-/// recomputed rather than stored, so any key count fits).
-__global__ void attentionKernel(const float *q, const float *k, const float *v,
-                                float *out, math::AttentionShape shape,
-                                bool causal, float scale) {
-  __shared__ float weights[kAttentionThreads];
-  int64_t queries = shape.queries, keys = shape.keys,
-          headDim = shape.headDim, valueDim = shape.valueDim;
-  int64_t row = blockIdx.x; // (b * H + h) * S + i
-  int64_t i = row % queries, head = row / queries;
-  int64_t kvHead = shape.kvHeadOf(head);
-  const float *qRow = q + row * headDim;
-  const float *kHead = k + kvHead * keys * headDim;
-  const float *vHead = v + kvHead * keys * valueDim;
-  const float *maskRow = shape.maskRow(head, i);
-  float *outRow = out + row * valueDim;
-  auto score = [&](int64_t j) {
-    return attentionScore(qRow, kHead + j * headDim, headDim, scale) +
-           (maskRow ? maskRow[j] : 0.0f);
-  };
-  // Queries align with the last `queries` keys: query i sees keys
-  // j <= i + (keys - queries).
-  int64_t visible = math::visibleKeys(causal, i, queries, keys);
-  float maxScore = -INFINITY;
-  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x)
-    maxScore = fmaxf(maxScore, score(j));
-  maxScore = blockReduce<true>(maxScore);
-  // No key seen, or only -inf scores: zeros (uniform over the block).
-  if (maxScore == -INFINITY) {
-    for (int64_t d = threadIdx.x; d < valueDim; d += blockDim.x)
-      outRow[d] = 0.0f;
-    return;
-  }
-  float total = 0.0f;
-  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x)
-    total += expf(score(j) - maxScore);
-  total = blockReduce<false>(total);
-  for (int64_t d0 = 0; d0 < valueDim; d0 += blockDim.x) {
-    int64_t d = d0 + threadIdx.x;
-    float sum = 0.0f;
-    for (int64_t j0 = 0; j0 < visible; j0 += blockDim.x) {
-      int64_t j = j0 + threadIdx.x;
-      weights[threadIdx.x] = j < visible ? expf(score(j) - maxScore) : 0.0f;
-      __syncthreads();
-      int64_t tile = min(int64_t(blockDim.x), visible - j0);
-      if (d < valueDim)
-        for (int64_t jj = 0; jj < tile; ++jj)
-          sum += weights[jj] * vHead[(j0 + jj) * valueDim + d];
-      __syncthreads();
-    }
-    if (d < valueDim)
-      outRow[d] = sum / total;
-  }
-}
 
 /// One block per position: logsumexp(x) - x[label].
 __global__ void crossEntropyRowKernel(const float *logits, const void *labels,
@@ -898,23 +832,6 @@ cudaError_t parcrt::cuda::launchTake(const TensorRef *t, bool hasShard,
                   /*embedding=*/false,
                   stream};
   return dispatchBytes(dtypeBytes(input.dtype), args);
-}
-
-cudaError_t parcrt::cuda::launchAttention(const TensorRef *t, bool causal,
-                                          bool hasMask, double scale,
-                                          cudaStream_t stream) {
-  const TensorRef &q = t[0], &k = t[1], &v = t[2];
-  int64_t rows = q.shape[0] * q.shape[1] * q.shape[2];
-  if (rows == 0 || v.shape[3] == 0)
-    return cudaSuccess;
-  attentionKernel<<<static_cast<unsigned>(rows), kAttentionThreads, 0,
-                    stream>>>(
-      static_cast<const float *>(q.data), static_cast<const float *>(k.data),
-      static_cast<const float *>(v.data),
-      static_cast<float *>(t[hasMask ? 4 : 3].data),
-      math::attentionShape(q, k, v, hasMask ? &t[3] : nullptr), causal,
-      static_cast<float>(scale));
-  return cudaGetLastError();
 }
 
 cudaError_t parcrt::cuda::launchCrossEntropy(const TensorRef *t, float *scratch,

@@ -71,6 +71,9 @@ cudaError_t launchEmbedding(const TensorRef *t, bool hasShard, int *errors,
 cudaError_t launchTake(const TensorRef *t, bool hasShard, int *errors,
                        cudaStream_t stream);
 
+/// Whether flash attention's tiles of one row fit the device's shared
+/// memory at head dimensions D and E (AttentionKernels.cu).
+bool attentionFitsSharedMemory(int64_t headDim, int64_t valueDim);
 /// t = {q [B,H,S,D], k [B,Hkv,T,D], v [B,Hkv,T,E], [mask [B|1,H|1,S|1,T]],
 /// result [B,H,S,E]} (f32).
 cudaError_t launchAttention(const TensorRef *t, bool causal, bool hasMask,
@@ -139,7 +142,7 @@ cudaError_t launchRmsNormGrad(const TensorRef *t, double epsilon,
 cudaError_t launchEmbeddingGrad(const TensorRef *t, bool hasShard, int *errors,
                                 cudaStream_t stream);
 /// t = {q [B,H,S,D], k [B,Hkv,T,D], v [B,Hkv,T,E], g [B,H,S,E], [mask],
-/// dq, dk, dv}; `scratch` holds at least three floats per query row (B*H*S).
+/// dq, dk, dv}; `scratch` holds at least two floats per query row (B*H*S).
 cudaError_t launchAttentionGrad(const TensorRef *t, bool causal, bool hasMask,
                                 double scale, float *scratch,
                                 cudaStream_t stream);
