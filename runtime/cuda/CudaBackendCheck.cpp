@@ -148,7 +148,7 @@ struct AttentionCase {
 };
 
 /// Causal and not (each case runs both), fewer and more queries than keys,
-/// more keys, queries and value dims than one thread block covers,
+/// more keys, queries and value dims than one tile or thread block covers,
 /// grouped-query and multi-query heads, masks broadcast over batch, heads
 /// or queries, and rows whose every key is masked.
 const std::vector<AttentionCase> &attentionCases() {
@@ -159,6 +159,10 @@ const std::vector<AttentionCase> &attentionCases() {
       {"more-queries", 1, 1, 1, 5, 3, 4, 4, {}, {}},
       {"long", 1, 2, 2, 7, 300, 16, 200, {}, {}},
       {"many-queries", 1, 1, 1, 200, 150, 8, 140, {}, {}},
+      // GPT's head dimensions: several flash attention tiles each way,
+      // the second past the default 48 KiB of shared memory.
+      {"gpt-heads", 1, 4, 4, 200, 200, 64, 64, {}, {}},
+      {"wide-heads", 1, 2, 1, 130, 130, 128, 128, {}, {}},
       {"grouped", 2, 4, 2, 5, 6, 8, 4, {}, {}},
       {"multi-query", 1, 3, 1, 4, 9, 4, 4, {}, {}},
       {"padding-mask", 2, 4, 2, 5, 6, 8, 8, {2, 1, 1, 6},
