@@ -113,8 +113,9 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
     // rounds settle. The pins stay where the compiled step then moves the
     // bytes the ILP priced more closely, with its arena within 5% of the
     // predicted memory, or no further off than before, or off by less than
-    // the traffic came closer (relative errors); a round the compiler
-    // refuses, or one that misses, keeps the last.
+    // the traffic came closer (relative errors); or where its arena comes
+    // closer and its traffic stays as close. A round the compiler refuses,
+    // or one that misses, keeps the last.
     auto trafficError = [&](const CompiledPeaks &compiled) {
       return std::abs(compiled.trafficBytes - plan.commBytesPerRank) /
              std::max(1.0, plan.commBytesPerRank);
@@ -127,10 +128,13 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
     auto closer = [&](const CompiledPeaks &pinned,
                       const CompiledPeaks &unpinned) {
       double traffic = trafficError(pinned), memory = memoryError(pinned);
-      return traffic < trafficError(unpinned) &&
-             (memory <= std::max(0.05, memoryError(unpinned)) ||
-              traffic + memory <
-                  trafficError(unpinned) + memoryError(unpinned));
+      double wasTraffic = trafficError(unpinned),
+             wasMemory = memoryError(unpinned);
+      if (traffic <= wasTraffic && memory < wasMemory)
+        return true;
+      return traffic < wasTraffic &&
+             (memory <= std::max(0.05, wasMemory) ||
+              traffic + memory < wasTraffic + wasMemory);
     };
     for (int round = 0; round < 3 && succeeded(figures) && !pins.empty();
          ++round) {

@@ -75,6 +75,13 @@ static bool spansBatch(const GraphNode &node, const TensorFactors &dims) {
   });
 }
 
+/// Whether `node` sums over the batch: its result (a weight's gradient)
+/// has no batch dimension though the op reads batch factors.
+static bool sumsOverBatch(const GraphNode &node) {
+  return !spansBatch(node, node.rule.getResults()[0]) &&
+         llvm::is_contained(node.batchFactors, true);
+}
+
 /// Adds dp in front of the other axes of the first dimension of a tensor
 /// with factors `dims` of `node`'s rule that spans the batch (dp splits only
 /// the batch).
@@ -260,6 +267,16 @@ Plan mlir::parc::buildPlan(const EvaluatedPlan &chosen,
   return plan;
 }
 
+/// `layout` without the micro-batch axis, which --parc-apply-plan adds to a
+/// pin's batch dimension itself and the ILP's layouts leave out.
+static TensorSharding withoutMicrobatches(TensorSharding layout) {
+  for (AxisList &axes : layout.dims)
+    llvm::erase_if(axes, [](StringAttr axis) {
+      return axis.getValue() == kMicrobatchAxis;
+    });
+  return layout;
+}
+
 std::vector<NamedSharding>
 mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
                            const ModelGraph &graph) {
@@ -287,8 +304,7 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
     if (!wanted.partial.empty())
       continue;
     if (splitsBatchOverDp(plan)) {
-      if (!spansBatch(node, node.rule.getResults()[0]) &&
-          llvm::is_contained(node.batchFactors, true))
+      if (sumsOverBatch(node))
         continue;
       addDataParallelAxis(wanted, node, node.rule.getResults()[0],
                           step.getContext());
@@ -303,19 +319,34 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
     bool whole = llvm::all_of(found, [](const auto &layout) {
       return layout && layout->partial.empty();
     });
-    // --parc-apply-plan adds the micro-batch axis to a pin's batch
-    // dimension itself; the ILP's layouts leave it out.
-    auto withoutMicrobatches = [](TensorSharding layout) {
-      for (AxisList &axes : layout.dims)
-        llvm::erase_if(axes, [](StringAttr axis) {
-          return axis.getValue() == kMicrobatchAxis;
-        });
-      return toAxisNames(layout);
-    };
-    if (whole && llvm::any_of(found, [&](const auto &layout) {
-          return withoutMicrobatches(*layout) != dims;
+    if (!whole || llvm::all_of(found, [&](const auto &layout) {
+          return toAxisNames(withoutMicrobatches(*layout)) == dims;
         }))
-      pins.push_back({"@" + std::to_string(live.planPosition), dims, {}});
+      continue;
+    pins.push_back({"@" + std::to_string(live.planPosition), dims, {}});
+    // Propagation lays a weight's gradient out from the operands it
+    // contracts: from whole ones it is whole, however it is pinned, and the
+    // micro-batches accumulate it whole. Where the ILP computes it split
+    // from slices of them, they are pinned at this use too (a local slice).
+    if (!sumsOverBatch(node))
+      continue;
+    ArrayRef<TensorSharding> wantedOperands =
+        plan.strategy->operandLayouts[live.node];
+    for (unsigned operand = 0; operand < wantedOperands.size(); ++operand) {
+      const TensorSharding &wantedOperand = wantedOperands[operand];
+      std::optional<TensorSharding> foundOperand =
+          getRecordedSharding(op->getOperand(operand));
+      if (!wantedOperand.partial.empty() || !foundOperand ||
+          !foundOperand->partial.empty())
+        continue;
+      TensorSharding compiled = withoutMicrobatches(*foundOperand);
+      if (compiled.dims != wantedOperand.dims &&
+          !compiled.dropsSplitFor(wantedOperand))
+        pins.push_back({"@" + std::to_string(live.planPosition) + ":" +
+                            std::to_string(operand),
+                        toAxisNames(wantedOperand),
+                        {}});
+    }
   }
   return pins;
 }
