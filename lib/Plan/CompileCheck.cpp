@@ -114,8 +114,9 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
     // bytes the ILP priced more closely, with its arena within 5% of the
     // predicted memory, or no further off than before, or off by less than
     // the traffic came closer (relative errors); or where its arena comes
-    // closer and its traffic stays as close. A round the compiler refuses,
-    // or one that misses, keeps the last.
+    // closer, and no larger, and its traffic stays as close. A round the
+    // compiler refuses, or one that misses, keeps the last; one that pins a
+    // weight gradient's operands (`@N:K`) is first tried again without.
     auto trafficError = [&](const CompiledPeaks &compiled) {
       return std::abs(compiled.trafficBytes - plan.commBytesPerRank) /
              std::max(1.0, plan.commBytesPerRank);
@@ -130,7 +131,8 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
       double traffic = trafficError(pinned), memory = memoryError(pinned);
       double wasTraffic = trafficError(unpinned),
              wasMemory = memoryError(unpinned);
-      if (traffic <= wasTraffic && memory < wasMemory)
+      if (traffic <= wasTraffic && memory < wasMemory &&
+          pinned.arenaBytes <= unpinned.arenaBytes)
         return true;
       return traffic < wasTraffic &&
              (memory <= std::max(0.05, wasMemory) ||
@@ -139,11 +141,24 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
     for (int round = 0; round < 3 && succeeded(figures) && !pins.empty();
          ++round) {
       std::vector<NamedSharding> kept = plan.layoutPins;
-      llvm::append_range(plan.layoutPins, pins);
-      std::string pinnedError;
-      FailureOr<CompiledPeaks> pinned =
-          compilePlan(graph.getFunction(), buildPlan(plan, graph, context),
-                      pinnedError, findPins);
+      auto compileWith = [&](ArrayRef<NamedSharding> added) {
+        plan.layoutPins = kept;
+        llvm::append_range(plan.layoutPins, added);
+        std::string pinnedError;
+        return compilePlan(graph.getFunction(), buildPlan(plan, graph, context),
+                           pinnedError, findPins);
+      };
+      std::vector<NamedSharding> added = pins;
+      FailureOr<CompiledPeaks> pinned = compileWith(added);
+      auto isUsePin = [](const NamedSharding &pin) {
+        return StringRef(pin.name).contains(':');
+      };
+      if ((failed(pinned) || !closer(*pinned, *figures)) &&
+          llvm::any_of(added, isUsePin)) {
+        llvm::erase_if(added, isUsePin);
+        if (!added.empty())
+          pinned = compileWith(added);
+      }
       if (failed(pinned) || !closer(*pinned, *figures)) {
         plan.layoutPins = std::move(kept);
         break;

@@ -449,11 +449,18 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
   // weight gradients (a tied LM head's reaches the part before the layers
   // as a weight's gradient, not through the layers). The part before the
   // layers runs on the first stage, which defers none.
-  llvm::DenseSet<Operation *> inputGradientOps;
+  llvm::DenseSet<Operation *> inputGradientOps, reachFirstPart;
   for (Operation &op : llvm::reverse(body.without_terminator())) {
     if (forward.contains(&op))
       continue;
     int64_t owner = ownerOf.lookup(&op);
+    bool reaches = llvm::any_of(op.getUsers(), [&](Operation *user) {
+      return reachFirstPart.contains(user) ||
+             (user != returnOp && !forward.contains(user) &&
+              ownerOf.lookup(user) == 0);
+    });
+    if (reaches && owner == layers + 1)
+      reachFirstPart.insert(&op);
     bool leads = llvm::any_of(op.getUsers(), [&](Operation *user) {
       if (inputGradientOps.contains(user))
         return true;
@@ -462,10 +469,13 @@ FailureOr<ModelGraph> ModelGraph::build(func::FuncOp func,
       int64_t earlier = ownerOf.lookup(user);
       return earlier < owner && (earlier >= 1 || owner == 1);
     });
-    if (leads)
+    if (leads) {
       inputGradientOps.insert(&op);
-    else if (owner != 0)
-      graph.nodes[nodeOf(&op)].weightGradient = true;
+    } else if (owner != 0) {
+      GraphNode &node = graph.nodes[nodeOf(&op)];
+      node.weightGradient = true;
+      node.tiedGradient = reachFirstPart.contains(&op);
+    }
   }
   int64_t returnPosition = positionOf[returnOp];
   llvm::DenseMap<Value, int64_t> liveTensorOf;

@@ -332,7 +332,9 @@ mlir::parc::findLayoutPins(func::FuncOp step, const EvaluatedPlan &plan,
       continue;
     ArrayRef<TensorSharding> wantedOperands =
         plan.strategy->operandLayouts[live.node];
-    for (unsigned operand = 0; operand < wantedOperands.size(); ++operand) {
+    unsigned operands =
+        std::min<unsigned>(wantedOperands.size(), op->getNumOperands());
+    for (unsigned operand = 0; operand < operands; ++operand) {
       const TensorSharding &wantedOperand = wantedOperands[operand];
       std::optional<TensorSharding> foundOperand =
           getRecordedSharding(op->getOperand(operand));

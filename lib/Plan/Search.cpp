@@ -642,9 +642,14 @@ void Searcher::priceMemory(EvaluatedPlan &plan, const StageFigures &stages,
         accumulating && plan.zero < 3 ? stages.parameterCopyBytes[s] : 0.0;
     // ZB-H1 runs the first s backwards of stage s as input gradients only;
     // their weight gradients wait for the cooldown, holding what they read.
+    // Under ZeRO-2 and -3 the last stage sends a tied LM head's gradient
+    // part with every micro-batch: that one does not wait.
+    double deferredBytes = stages.deferredBytes[s];
+    if (pp > 1 && s == pp - 1 && plan.zero >= 2)
+      deferredBytes -= post.tiedDeferredBytes;
     double deferred =
         plan.schedule == PipelineSchedule::ZeroBubbleH1
-            ? std::min<double>(s, plan.microbatches) * stages.deferredBytes[s]
+            ? std::min<double>(s, plan.microbatches) * deferredBytes
             : 0.0;
     // Each part's forward and backward pass: what the part itself needs at
     // its peak, on top of what the earlier parts keep, the other

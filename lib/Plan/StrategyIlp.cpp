@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Threading.h"
 
+#include <map>
 #include <set>
 
 #include "CbcModel.hpp"
@@ -536,7 +537,10 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
     }
   }
   std::set<std::pair<int64_t, int>> shared;
+  // The tensors deferred weight-gradient ops read, and of those the ones
+  // only tied parameters' have read so far (with the segment counting them).
   std::set<std::pair<int64_t, unsigned>> deferred;
+  std::map<std::pair<int64_t, unsigned>, SegmentCost *> tiedOnly;
   std::vector<double> copyBytes(nodes.size(), 0),
       gatheredCopyBytes(nodes.size(), 0);
   for (auto [index, edge] : llvm::enumerate(edges)) {
@@ -558,12 +562,24 @@ void StrategyIlp::solveInto(const StrategyConfig &config, dist::MeshOp mesh,
     // ZB-H1 holds what a deferred weight-gradient op reads, but for what
     // such ops make themselves, which exists only while they run.
     if (reader.weightGradient && producer.kind == GraphNode::Op &&
-        !producer.invariant && !producer.weightGradient &&
-        deferred.insert({edge.producer, edge.result}).second)
-      solution.segments[reader.segment].deferredBytes +=
-          localBytes(resultType(edge.producer, edge.result),
-                     solution.layouts[edge.producer][edge.result],
-                     producer.batchScaled[edge.result]);
+        !producer.invariant && !producer.weightGradient) {
+      std::pair<int64_t, unsigned> tensor{edge.producer, edge.result};
+      double bytes = localBytes(resultType(edge.producer, edge.result),
+                                solution.layouts[edge.producer][edge.result],
+                                producer.batchScaled[edge.result]);
+      SegmentCost &segment = solution.segments[reader.segment];
+      if (deferred.insert(tensor).second) {
+        segment.deferredBytes += bytes;
+        if (reader.tiedGradient) {
+          segment.tiedDeferredBytes += bytes;
+          tiedOnly[tensor] = &segment;
+        }
+      } else if (auto it = tiedOnly.find(tensor);
+                 !reader.tiedGradient && it != tiedOnly.end()) {
+        it->second->tiedDeferredBytes -= bytes;
+        tiedOnly.erase(it);
+      }
+    }
     int64_t s1 = chosen[edge.producer], s2 = chosen[edge.consumer];
     if (!edge.toParameterLayout) {
       const TensorSharding &from =

@@ -75,13 +75,13 @@ cudaError_t launchTiles(void (*kernel)(flash::Operands, int64_t, int64_t),
                         const flash::Operands &op, int64_t groups,
                         int64_t length, cudaStream_t stream) {
   const math::AttentionShape &shape = op.shape;
+  if (groups == 0 || length == 0)
+    return cudaSuccess;
   int64_t tileSize = flash::tileRows<Tiles>(shape.headDim, shape.valueDim,
                                             sharedBudgetFloats());
   if (tileSize == 0)
     return cudaErrorInvalidValue;
   int64_t tiles = (length + tileSize - 1) / tileSize;
-  if (groups == 0 || tiles == 0)
-    return cudaSuccess;
   if (groups > INT_MAX / tiles)
     return cudaErrorInvalidConfiguration;
   size_t bytes =

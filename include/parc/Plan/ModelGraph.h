@@ -70,6 +70,11 @@ struct GraphNode {
   /// Whether the backward op makes only parts of parameters' gradients: a
   /// zero-bubble schedule defers it, and holds what it reads meanwhile.
   bool weightGradient = false;
+  /// Whether such an op of the part after the layers makes a part of a
+  /// tied parameter's gradient, which the part before them takes (a tied
+  /// LM head's): under ZeRO-2 and -3 a pipeline's last stage sends it with
+  /// every micro-batch rather than defer it.
+  bool tiedGradient = false;
   /// Per result: whether the backward pass reads it, and whether it still
   /// does when every layer is recomputed, selectively or fully.
   SmallVector<bool> savedForBackward, keptSelective, keptFull;

@@ -80,6 +80,9 @@ struct SegmentCost {
   /// gradients): a zero-bubble schedule holds it for each micro-batch whose
   /// weight gradients it defers.
   double deferredBytes = 0;
+  /// The part of it only tied parameters' weight-gradient ops read
+  /// (GraphNode::tiedGradient).
+  double tiedDeferredBytes = 0;
   /// What the backward pass reads when the compiler recomputes every layer
   /// selectively (it keeps what ops that read parameters make and what the
   /// parameter-free ops it runs again, at `parameterFreeForwardTime`, read
