@@ -5,8 +5,9 @@
 # rank's compiled train steps of gpt-tiny in f32 and bf16-mixed with the
 # reference evaluator's results, and the shared libraries they load that such
 # a machine lacks (Open MPI and its plugins, oneDNN, hwloc, ...), and a
-# ResNet-18 step at CIFAR size for the convolutions. The device
-# side is scripts/gpu-run-pack.sh.
+# ResNet-18 step at CIFAR size for the convolutions, and a GPT at seq 1024
+# timed on both backends (the time per op of its cuda step: attention's
+# share). The device side is scripts/gpu-run-pack.sh.
 #
 #   scripts/gpu-pack.sh [PACK]   (default build/gpu-pack.tar.xz, ~11 MB)
 #
@@ -49,7 +50,19 @@ done
 # its 11.7 M parameters' final state would not fit the pack.
 pack_program resnet18-cifar-f32 "resnet18 --image 32 --classes 10 --batch 8" \
   "optimizer=sgd lr=0.001 momentum=0.9" losses
-cp "$root/test/compare-tensors.py" "$root/test/safetensors_file.py" "$work/"
+# A GPT at the sizes flash attention is for (seq 1024, head dim 64), timed
+# on both backends by the device side: no reference (the evaluator would
+# take hours at this size).
+mkdir -p "$work/bench/gpt-seq1024"
+"$bin/parc-model" gpt --layers 4 --hidden 768 --heads 12 --seq 1024 \
+  --batch 8 --vocab 8192 -o "$work/model.mlir"
+"$bin/parc-opt" "$work/model.mlir" --parc-make-train-step -o "$work/step.mlir"
+"$bin/parc-compile" "$work/step.mlir" --plan "$work/plan.json" \
+  -o "$work/compiled" > /dev/null
+cp "$work/compiled/program" "$work/compiled/manifest.json" \
+  "$work/bench/gpt-seq1024/"
+cp "$root/test/compare-tensors.py" "$root/test/safetensors_file.py" \
+  "$root/scripts/trace-ops.py" "$work/"
 
 # Open MPI's plugins, less those for fabrics a single rank does not use
 # (UCX, libfabric, PSM, verbs), whose libraries would not fit the pack.
@@ -61,12 +74,13 @@ done
 # Every library these load, except the C runtime and CUDA's own (the GPU
 # machine's versions serve).
 for object in "$work/parcrt-cuda-check" "$work"/programs/*/program \
-              "$work"/openmpi/*.so; do
+              "$work"/bench/*/program "$work"/openmpi/*.so; do
   ldd "$object" 2>/dev/null | awk '/=> \// {print $3}'
 done | sort -u |
   grep -vE "/lib(c|m|dl|pthread|rt|gcc_s|stdc\+\+)\.so|/usr/local/cuda|$fabric" |
   while read -r library; do cp -L "$library" "$work/lib/"; done
-strip "$work/parcrt-cuda-check" "$work"/programs/*/program
+strip "$work/parcrt-cuda-check" "$work"/programs/*/program \
+  "$work"/bench/*/program
 rm -r "$work/model.mlir" "$work/step.mlir" "$work/plan.json" "$work/compiled"
 tar -C "$work" -cJf "$pack" .
 echo "wrote $pack ($(du -h "$pack" | cut -f1))"

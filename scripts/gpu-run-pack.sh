@@ -74,4 +74,21 @@ sys.exit(0 if ok else 1)
 PY
   done
 done
+# Timings: each bench program's step on the cuda backend (6 steps), on the
+# cpu backend (3 steps, every core), one after the other; then 3 traced
+# cuda steps for the time per op (a traced call synchronizes, so those
+# steps are slower than the untraced ones).
+for dir in "$here"/bench/*/; do
+  name=$(basename "$dir")
+  for run in "cuda 6 cuda" "cpu 3 cpu" "cuda 3 cuda-traced"; do
+    read -r backend steps label <<< "$run"
+    trace=()
+    [ "$label" = cuda-traced ] && trace=(--trace "$out/$name.trace.json")
+    (cd "$dir" && timeout 300 ./program --steps "$steps" --backend "$backend" \
+       "${trace[@]}") > "$out/$name.$label.log" 2>&1 || status=1
+    echo "$name $label: $(grep '^step time' "$out/$name.$label.log" ||
+                          tail -1 "$out/$name.$label.log")"
+  done
+  [ -f "$out/$name.trace.json" ] && python3 "$here/trace-ops.py" "$out/$name.trace.json"
+done
 exit "$status"
