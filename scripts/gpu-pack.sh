@@ -9,7 +9,7 @@
 # timed on both backends (the time per op of its cuda step: attention's
 # share). The device side is scripts/gpu-run-pack.sh.
 #
-#   scripts/gpu-pack.sh [PACK]   (default build/gpu-pack.tar.xz, ~11 MB)
+#   scripts/gpu-pack.sh [PACK]   (default build/gpu-pack.tar.xz, ~15 MB)
 #
 # Then, on the GPU machine, from a checkout that carries PACK:
 #   scripts/gpu-run-pack.sh PACK
