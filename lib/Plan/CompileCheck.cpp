@@ -115,8 +115,9 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
     // predicted memory, or no further off than before, or off by less than
     // the traffic came closer (relative errors); or where its arena comes
     // closer, and no larger, and its traffic stays as close. A round the
-    // compiler refuses, or one that misses, keeps the last; one that pins a
-    // weight gradient's operands (`@N:K`) is first tried again without.
+    // compiler refuses ends the rounds; one that refuses or misses with a
+    // weight gradient's operands pinned (`@N:K`) is first tried again
+    // without.
     auto trafficError = [&](const CompiledPeaks &compiled) {
       return std::abs(compiled.trafficBytes - plan.commBytesPerRank) /
              std::max(1.0, plan.commBytesPerRank);
@@ -138,7 +139,12 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
              (memory <= std::max(0.05, wasMemory) ||
               traffic + memory < wasTraffic + wasMemory);
     };
-    for (int round = 0; round < 3 && succeeded(figures) && !pins.empty();
+    // Each round pins what the last compile laid out otherwise than the
+    // ILP, on top of the pins before it; a round may read further off than
+    // unpinned until the next settles it, so the closest compile wins.
+    std::vector<NamedSharding> closestPins = plan.layoutPins;
+    FailureOr<CompiledPeaks> closest = figures;
+    for (int round = 0; round < 3 && succeeded(closest) && !pins.empty();
          ++round) {
       std::vector<NamedSharding> kept = plan.layoutPins;
       auto compileWith = [&](ArrayRef<NamedSharding> added) {
@@ -153,18 +159,21 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
       auto isUsePin = [](const NamedSharding &pin) {
         return StringRef(pin.name).contains(':');
       };
-      if ((failed(pinned) || !closer(*pinned, *figures)) &&
+      if ((failed(pinned) || !closer(*pinned, *closest)) &&
           llvm::any_of(added, isUsePin)) {
         llvm::erase_if(added, isUsePin);
         if (!added.empty())
           pinned = compileWith(added);
       }
-      if (failed(pinned) || !closer(*pinned, *figures)) {
-        plan.layoutPins = std::move(kept);
+      if (failed(pinned))
         break;
+      if (closer(*pinned, *closest)) {
+        closest = pinned;
+        closestPins = plan.layoutPins;
       }
-      figures = std::move(pinned);
     }
+    plan.layoutPins = std::move(closestPins);
+    figures = std::move(closest);
     std::string reason;
     if (failed(figures))
       reason = "parc-compile refuses it: " + error;

@@ -362,6 +362,37 @@ static LogicalResult verifyRecordedShardings(func::FuncOp func,
   return failure(result.wasInterrupted());
 }
 
+/// Gathers a value that a widening cast made (a bf16 gradient cast up for
+/// its f32 master's update) before the cast instead: a gather only moves
+/// elements, so it commutes with an elementwise cast, and the narrow type
+/// moves half the bytes.
+static void gatherBeforeWideningCasts(func::FuncOp func) {
+  SmallVector<dist::AllGatherOp> gathers;
+  func.walk([&](dist::AllGatherOp gather) { gathers.push_back(gather); });
+  for (dist::AllGatherOp gather : gathers) {
+    auto widen = gather.getInput().getDefiningOp<CastOp>();
+    if (!widen || !widen->hasOneUse())
+      continue;
+    auto narrow = cast<RankedTensorType>(widen.getInput().getType());
+    auto wide = cast<RankedTensorType>(widen.getType());
+    if (!narrow.getElementType().isF16() && !narrow.getElementType().isBF16())
+      continue;
+    if (!wide.getElementType().isF32())
+      continue;
+    OpBuilder builder(gather);
+    Operation *narrowGather = builder.clone(*gather);
+    narrowGather->setOperand(0, widen.getInput());
+    narrowGather->getResult(0).setType(cast<RankedTensorType>(gather.getType())
+                                           .clone(narrow.getElementType()));
+    auto widened = CastOp::create(builder, widen.getLoc(), gather.getType(),
+                                  narrowGather->getResult(0));
+    widened->setDiscardableAttrs(widen->getDiscardableAttrDictionary());
+    gather.replaceAllUsesWith(widened.getResult());
+    gather.erase();
+    widen.erase();
+  }
+}
+
 namespace {
 struct PartitionPass : public parc::impl::PartitionPassBase<PartitionPass> {
   void runOnOperation() override {
@@ -376,7 +407,8 @@ struct PartitionPass : public parc::impl::PartitionPassBase<PartitionPass> {
     }
     if (failed(verifyRecordedShardings(func, mesh)) ||
         failed(Partitioner(func, mesh).run()))
-      signalPassFailure();
+      return signalPassFailure();
+    gatherBeforeWideningCasts(func);
   }
 };
 } // namespace
