@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -114,10 +115,11 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
     // bytes the ILP priced more closely, with its arena within 5% of the
     // predicted memory, or no further off than before, or off by less than
     // the traffic came closer (relative errors); or where its arena comes
-    // closer, and no larger, and its traffic stays as close. A round the
+    // closer, and no larger, and its traffic stays as close; and never one
+    // that exceeds the device's memory over one that fits. A round the
     // compiler refuses ends the rounds; one that refuses or misses with a
-    // weight gradient's operands pinned (`@N:K`) is first tried again
-    // without.
+    // weight gradient's operands pinned (`@N:K`) is tried again without
+    // them, which later rounds then leave out.
     auto trafficError = [&](const CompiledPeaks &compiled) {
       return std::abs(compiled.trafficBytes - plan.commBytesPerRank) /
              std::max(1.0, plan.commBytesPerRank);
@@ -144,8 +146,18 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
     // unpinned until the next settles it, so the closest compile wins.
     std::vector<NamedSharding> closestPins = plan.layoutPins;
     FailureOr<CompiledPeaks> closest = figures;
-    for (int round = 0; round < 3 && succeeded(closest) && !pins.empty();
-         ++round) {
+    // A compile that needs more than the device has is never closer than
+    // one that fits.
+    auto closerFitting = [&](const CompiledPeaks &pinned) {
+      return (pinned.arenaBytes <= limit || closest->arenaBytes > limit) &&
+             closer(pinned, *closest);
+    };
+    auto isUsePin = [](const NamedSharding &pin) {
+      return StringRef(pin.name).contains(':');
+    };
+    // Use pins a round had to drop are not tried again.
+    llvm::StringSet<> droppedUsePins;
+    for (int round = 0; round < 3 && succeeded(closest); ++round) {
       std::vector<NamedSharding> kept = plan.layoutPins;
       auto compileWith = [&](ArrayRef<NamedSharding> added) {
         plan.layoutPins = kept;
@@ -155,19 +167,37 @@ void mlir::parc::checkBuildablePlans(SearchResult &result,
                            pinnedError, findPins);
       };
       std::vector<NamedSharding> added = pins;
+      llvm::erase_if(added, [&](const NamedSharding &pin) {
+        return droppedUsePins.contains(pin.name);
+      });
+      if (added.empty())
+        break;
       FailureOr<CompiledPeaks> pinned = compileWith(added);
-      auto isUsePin = [](const NamedSharding &pin) {
-        return StringRef(pin.name).contains(':');
-      };
-      if ((failed(pinned) || !closer(*pinned, *closest)) &&
+      if ((failed(pinned) || !closerFitting(*pinned)) &&
           llvm::any_of(added, isUsePin)) {
-        llvm::erase_if(added, isUsePin);
-        if (!added.empty())
-          pinned = compileWith(added);
+        for (const NamedSharding &pin : added)
+          if (isUsePin(pin))
+            droppedUsePins.insert(pin.name);
+        std::vector<NamedSharding> withoutUses = added;
+        llvm::erase_if(withoutUses, isUsePin);
+        FailureOr<CompiledPeaks> retried = failure();
+        if (!withoutUses.empty())
+          retried = compileWith(withoutUses);
+        if (failed(retried)) {
+          // The first compile, if any, is this round's; its pins were
+          // overwritten by the retry's, so the rounds end with it.
+          if (succeeded(pinned) && closerFitting(*pinned)) {
+            closest = pinned;
+            closestPins = kept;
+            llvm::append_range(closestPins, added);
+          }
+          break;
+        }
+        pinned = std::move(retried);
       }
       if (failed(pinned))
         break;
-      if (closer(*pinned, *closest)) {
+      if (closerFitting(*pinned)) {
         closest = pinned;
         closestPins = plan.layoutPins;
       }

@@ -371,7 +371,10 @@ static void gatherBeforeWideningCasts(func::FuncOp func) {
   func.walk([&](dist::AllGatherOp gather) { gathers.push_back(gather); });
   for (dist::AllGatherOp gather : gathers) {
     auto widen = gather.getInput().getDefiningOp<CastOp>();
-    if (!widen || !widen->hasOneUse())
+    // The cast moves to where the gather runs: only within one pass.
+    if (!widen || !widen->hasOneUse() || getPhase(widen) != getPhase(gather) ||
+        widen->getAttr(kRecomputedAttrName) !=
+            gather->getAttr(kRecomputedAttrName))
       continue;
     auto narrow = cast<RankedTensorType>(widen.getInput().getType());
     auto wide = cast<RankedTensorType>(widen.getType());
