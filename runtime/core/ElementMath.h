@@ -75,6 +75,11 @@ struct AttentionShape {
     int64_t b = head / heads, h = head % heads;
     return b * kvHeads + h / (heads / kvHeads);
   }
+  /// The first query head (b * H + h) of key/value head `kvHead`
+  /// (b * Hkv + h); the group's H / Hkv heads follow it.
+  PARCRT_HOST_DEVICE int64_t firstHeadOf(int64_t kvHead) const {
+    return (kvHead / kvHeads) * heads + (kvHead % kvHeads) * (heads / kvHeads);
+  }
   /// The mask's row of query `i` of query head `head` (= b * H + h), or
   /// null without a mask.
   PARCRT_HOST_DEVICE const float *maskRow(int64_t head, int64_t i) const {

@@ -103,6 +103,28 @@ PARCRT_HOST_DEVICE inline TileSpan tileSpan(int64_t tile, int64_t tileSize,
   return {first, length - first < tileSize ? length - first : tileSize};
 }
 
+/// What a query tile's passes read: its rows (`first` .. `first + rows`
+/// of query head `head`, `row0` = its first row overall), the keys they
+/// see between them (those of its last query), and the keys and values of
+/// its key/value head.
+struct QueryTile {
+  int64_t first, rows, row0, width;
+  const float *keys, *values;
+
+  PARCRT_HOST_DEVICE QueryTile(const Operands &op, int64_t tileSize,
+                               int64_t head, int64_t tile) {
+    const AttentionShape &shape = op.shape;
+    TileSpan span = tileSpan(tile, tileSize, shape.queries);
+    first = span.first;
+    rows = span.count;
+    row0 = head * shape.queries + first;
+    width = visibleKeys(op.causal, first + rows - 1, shape.queries, shape.keys);
+    int64_t kvHead = shape.kvHeadOf(head);
+    keys = op.k + kvHead * shape.keys * shape.headDim;
+    values = op.v + kvHead * shape.keys * shape.valueDim;
+  }
+};
+
 /// Loads `count` rows of two matrices into their tiles (q and k rows of
 /// headDim floats into `a`, g and v rows of valueDim floats into `b`).
 template <typename Block>
@@ -138,22 +160,15 @@ template <typename Block>
 PARCRT_HOST_DEVICE void forward(const Block &block, const Operands &op,
                                 int64_t tileSize, int64_t head, int64_t tile,
                                 float *shared) {
-  const AttentionShape &shape = op.shape;
-  int64_t headDim = shape.headDim, valueDim = shape.valueDim,
-          queries = shape.queries;
-  TileSpan span = tileSpan(tile, tileSize, queries);
-  int64_t first = span.first, rows = span.count;
-  // The keys the tile's queries see between them: those of its last.
-  int64_t width = visibleKeys(op.causal, first + rows - 1, queries, shape.keys);
-  int64_t kvHead = shape.kvHeadOf(head);
-  const float *keys = op.k + kvHead * shape.keys * headDim;
-  const float *values = op.v + kvHead * shape.keys * valueDim;
+  int64_t headDim = op.shape.headDim, valueDim = op.shape.valueDim;
+  QueryTile queryTile(op, tileSize, head, tile);
+  int64_t first = queryTile.first, rows = queryTile.rows, row0 = queryTile.row0,
+          width = queryTile.width;
   SharedCarver carver(shared);
   ForwardTiles t(carver, tileSize, headDim, valueDim);
 
   block.forEach(rows * headDim, [&](int64_t i) {
-    t.q.row(i / headDim)[i % headDim] =
-        op.q[(head * queries + first) * headDim + i];
+    t.q.row(i / headDim)[i % headDim] = op.q[row0 * headDim + i];
   });
   block.forEach(rows * valueDim, [&](int64_t i) { t.acc[i] = 0; });
   block.forEach(rows, [&](int64_t r) {
@@ -162,8 +177,8 @@ PARCRT_HOST_DEVICE void forward(const Block &block, const Operands &op,
   });
   for (int64_t j0 = 0; j0 < width; j0 += tileSize) {
     int64_t cols = width - j0 < tileSize ? width - j0 : tileSize;
-    loadRows(block, cols, t.k, keys + j0 * headDim, headDim, t.v,
-             values + j0 * valueDim, valueDim);
+    loadRows(block, cols, t.k, queryTile.keys + j0 * headDim, headDim, t.v,
+             queryTile.values + j0 * valueDim, valueDim);
     block.forEach(rows * cols, [&](int64_t i) {
       int64_t r = i / cols, c = i % cols;
       t.scores.row(r)[c] =
@@ -203,12 +218,11 @@ PARCRT_HOST_DEVICE void forward(const Block &block, const Operands &op,
   if (op.out)
     block.forEach(rows * valueDim, [&](int64_t i) {
       float total = t.total[i / valueDim];
-      op.out[(head * queries + first) * valueDim + i] =
-          total > 0 ? t.acc[i] / total : 0.0f;
+      op.out[row0 * valueDim + i] = total > 0 ? t.acc[i] / total : 0.0f;
     });
   if (op.rowStats)
     block.forEach(rows, [&](int64_t r) {
-      int64_t row = head * queries + first + r;
+      int64_t row = row0 + r;
       float total = t.total[r], weighted = 0;
       const float *g = op.g + row * valueDim;
       for (int64_t e = 0; e < valueDim; ++e)
@@ -274,15 +288,10 @@ template <typename Block>
 PARCRT_HOST_DEVICE void queryGradient(const Block &block, const Operands &op,
                                       int64_t tileSize, int64_t head,
                                       int64_t tile, float *shared) {
-  const AttentionShape &shape = op.shape;
-  int64_t headDim = shape.headDim, valueDim = shape.valueDim,
-          queries = shape.queries;
-  TileSpan span = tileSpan(tile, tileSize, queries);
-  int64_t first = span.first, rows = span.count;
-  int64_t width = visibleKeys(op.causal, first + rows - 1, queries, shape.keys);
-  int64_t kvHead = shape.kvHeadOf(head), row0 = head * queries + first;
-  const float *keys = op.k + kvHead * shape.keys * headDim;
-  const float *values = op.v + kvHead * shape.keys * valueDim;
+  int64_t headDim = op.shape.headDim, valueDim = op.shape.valueDim;
+  QueryTile queryTile(op, tileSize, head, tile);
+  int64_t first = queryTile.first, rows = queryTile.rows, row0 = queryTile.row0,
+          width = queryTile.width;
   SharedCarver carver(shared);
   QueryGradientTiles t(carver, tileSize, headDim, valueDim);
 
@@ -292,8 +301,8 @@ PARCRT_HOST_DEVICE void queryGradient(const Block &block, const Operands &op,
   block.forEach(rows * headDim, [&](int64_t i) { t.dq[i] = 0; });
   for (int64_t j0 = 0; j0 < width; j0 += tileSize) {
     int64_t cols = width - j0 < tileSize ? width - j0 : tileSize;
-    loadRows(block, cols, t.k, keys + j0 * headDim, headDim, t.v,
-             values + j0 * valueDim, valueDim);
+    loadRows(block, cols, t.k, queryTile.keys + j0 * headDim, headDim, t.v,
+             queryTile.values + j0 * valueDim, valueDim);
     block.forEach(rows * cols, [&](int64_t i) {
       int64_t r = i / cols, c = i % cols;
       t.scores.row(r)[c] =
@@ -341,8 +350,7 @@ PARCRT_HOST_DEVICE void keyGradient(const Block &block, const Operands &op,
   TileSpan span = tileSpan(tile, tileSize, shape.keys);
   int64_t first = span.first, cols = span.count;
   int64_t group = shape.heads / shape.kvHeads;
-  int64_t firstHead =
-      (kvHead / shape.kvHeads) * shape.heads + (kvHead % shape.kvHeads) * group;
+  int64_t firstHead = shape.firstHeadOf(kvHead);
   int64_t key0 = kvHead * shape.keys + first;
   SharedCarver carver(shared);
   KeyGradientTiles t(carver, tileSize, headDim, valueDim);

@@ -155,8 +155,7 @@ void cpu::attentionGrad(const TensorRef *t, bool causal, bool hasMask,
       float *dvs = dv + kvHead * keys * valueDim;
       std::fill(dks, dks + keys * headDim, 0.0f);
       std::fill(dvs, dvs + keys * valueDim, 0.0f);
-      int64_t firstHead = (kvHead / shape.kvHeads) * shape.heads +
-                          (kvHead % shape.kvHeads) * group;
+      int64_t firstHead = shape.firstHeadOf(kvHead);
       for (int64_t head = firstHead; head < firstHead + group; ++head) {
         const float *ks = attention.keysOf(head);
         const float *vs = attention.valuesOf(head);
